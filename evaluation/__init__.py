@@ -1,0 +1,1 @@
+"""Evaluation: the pairwise perplexity protocol, statistics and model adapters."""

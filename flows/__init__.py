@@ -1,0 +1,8 @@
+"""Orchestration: Prefect flows over the library stages, and the ``s2sbench`` command line that starts them."""
+
+import os
+
+# Prefect runs fully offline with its ephemeral server only with analytics off, and its default 20 s start-up
+# timeout fails intermittently on small machines (measured 12-28 s). Users can still override both.
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")

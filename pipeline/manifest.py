@@ -1,0 +1,169 @@
+"""JSONL manifests of typed records: validated reading, atomic and resumable writing.
+
+A manifest is UTF-8 JSONL (``ensure_ascii=False`` so Chinese stays readable), one record a line. A bad line is a
+:class:`ManifestError` naming the file, the line and the field. Writers never rewrite a finished file in place:
+whole files are written atomically (temp file + rename), and :class:`ResumableJsonlWriter` appends records keyed
+by a deterministic id, skipping ids already on disk, so a killed run resumes without duplicates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+Record = TypeVar("Record", bound=BaseModel)
+
+
+class ManifestError(ValueError):
+    """A manifest line that cannot be read as the expected record."""
+
+    def __init__(self, path: str | Path, line: int, field: str, problem: str):
+        self.path, self.line, self.field, self.problem = str(path), line, field, problem
+        super().__init__(f"{path}:{line}: field '{field}': {problem}")
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see either the old file or the whole new one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path: str | Path, obj: object) -> None:
+    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False) + "\n")
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def stable_hash(obj: object) -> str:
+    """Hash of a JSON-serializable value, independent of dict order: the cache key of a stage's inputs."""
+    canonical = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def record_line(record: BaseModel) -> str:
+    return json.dumps(record.model_dump(mode="json"), ensure_ascii=False) + "\n"
+
+
+def _field_of(error: ValidationError) -> tuple[str, str]:
+    first = error.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "<row>"
+    return field, first["msg"]
+
+
+def parse_record(cls: type[Record], obj: object, path: str | Path, line: int) -> Record:
+    """Validate one decoded JSON value as ``cls``; errors name file, line and field."""
+    if not isinstance(obj, dict):
+        raise ManifestError(path, line, "<row>", f"expected a JSON object, got {type(obj).__name__}")
+    try:
+        return cls.model_validate(obj)
+    except ValidationError as error:
+        field, problem = _field_of(error)
+        raise ManifestError(path, line, field, problem) from None
+    except ValueError as error:  # record-level checks raised by model validators
+        raise ManifestError(path, line, "<row>", str(error)) from None
+
+
+def iter_records(path: str | Path, cls: type[Record]) -> Iterator[Record]:
+    """Yield the records of a JSONL manifest. A torn last line (a killed writer) is an error, not a skip."""
+    path = Path(path)
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ManifestError(path, number, "<row>", f"not UTF-8 ({error.reason} at byte {error.start})") from None
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as error:
+                raise ManifestError(path, number, "<row>", f"invalid JSON: {error.msg}") from None
+            yield parse_record(cls, obj, path, number)
+
+
+def read_records(path: str | Path, cls: type[Record]) -> list[Record]:
+    return list(iter_records(path, cls))
+
+
+def write_records(path: str | Path, records: Iterable[BaseModel]) -> int:
+    """Write a whole manifest atomically; returns the number of records."""
+    lines = [record_line(record) for record in records]
+    atomic_write_text(path, "".join(lines))
+    return len(lines)
+
+
+class ResumableJsonlWriter:
+    """Append-only JSONL writer keyed by a record id: re-opening skips ids already written.
+
+    A line torn by a crash (no trailing newline) is cut off on open, so the file is always whole lines.
+    """
+
+    def __init__(self, path: str | Path, key: str):
+        self.path = Path(path)
+        self.key = key
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.seen: set[str] = set()
+        if self.path.exists():
+            data = self.path.read_bytes()
+            whole = data[: data.rfind(b"\n") + 1]
+            if len(whole) != len(data):
+                with open(self.path, "r+b") as handle:
+                    handle.truncate(len(whole))
+            for line in whole.decode("utf-8").splitlines():
+                if line.strip():
+                    self.seen.add(str(json.loads(line)[key]))
+        self._handle = open(self.path, "a", encoding="utf-8")
+
+    def __contains__(self, record_id: str) -> bool:
+        return record_id in self.seen
+
+    def write(self, record: BaseModel) -> bool:
+        """Append ``record`` unless its id is already written; returns whether it was written."""
+        record_id = str(getattr(record, self.key))
+        if record_id in self.seen:
+            return False
+        self._handle.write(record_line(record))
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self.seen.add(record_id)
+        return True
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> "ResumableJsonlWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

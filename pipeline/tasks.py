@@ -1,0 +1,118 @@
+"""The task registry: one YAML file per task in ``data/tasks/`` (or any path a user passes).
+
+A task says where its items come from, how candidates are built, how each mode is prompted, how it is scored,
+which voices speak it and how the ASR gate checks the clips. Adding a task or a language is a YAML file, not code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from s2sbench.data import DATA_DIR
+
+TASKS_DIR = DATA_DIR / "tasks"
+
+ScoringRule = Literal["pairwise_strict", "pairwise_ties_right"]
+
+
+class TaskConfigError(ValueError):
+    """A task file that cannot be used; the message names the file and the key."""
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SourceConfig(Section):
+    loader: str  # name in the loader registry (s2sbench.pipeline.sources)
+    path: str | None = None  # local file or folder; relative paths resolve against the task file's folder's data root
+    hub_id: str | None = None
+    split: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class CandidatesConfig(Section):
+    construction: str = "source"  # "source" keeps the loader's candidates; other builders are registered by name
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class Templates(Section):
+    """Prompt templates; ``{context}`` is the context text (or its transcript), ``{continuation}`` the candidate.
+
+    The scored span is the text that ``{continuation}`` produces (with the separator before it), never the context.
+    """
+
+    text_context: str = "{context} {continuation}"
+    speech_context: str = "Below is a segment of alternating speech and text content: <audio>{continuation}"
+
+
+class AsrConfig(Section):
+    engine: str = "faster-whisper"
+    model: str = "tiny.en"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class GateConfig(Section):
+    metric: Literal["wer", "cer"] = "wer"
+    max_error_rate: float = Field(default=0.15, ge=0.0, le=1.0)
+    max_attempts: int = Field(default=2, ge=1)
+    asr: AsrConfig = Field(default_factory=AsrConfig)
+
+
+class TaskConfig(Section):
+    name: str
+    version: int = 1
+    language: str
+    description: str = ""
+    source: SourceConfig
+    candidates: CandidatesConfig = Field(default_factory=CandidatesConfig)
+    templates: Templates = Field(default_factory=Templates)
+    scoring: ScoringRule = "pairwise_strict"
+    voices: list[str] = Field(min_length=1)
+    speak: list[Literal["context", "candidates"]] = Field(default_factory=lambda: ["context"])
+    gate: GateConfig = Field(default_factory=GateConfig)
+    limit: int | None = None
+    path: Path | None = Field(default=None, exclude=True)  # the YAML file it was read from
+
+    def resolve(self, relative: str) -> Path:
+        """A path from the task file: absolute as given, else relative to the data folder."""
+        candidate = Path(relative).expanduser()
+        if candidate.is_absolute():
+            return candidate
+        for base in ([self.path.parent] if self.path else []) + [DATA_DIR]:
+            if (base / candidate).exists():
+                return base / candidate
+        return DATA_DIR / candidate
+
+
+def load_task(name_or_path: str | Path) -> TaskConfig:
+    """Load a task by registry name (``demo-stories-en``) or by YAML path."""
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = TASKS_DIR / f"{name_or_path}.yaml"
+        if not path.exists():
+            known = ", ".join(sorted(task_names())) or "none"
+            raise TaskConfigError(f"unknown task '{name_or_path}' (known: {known}); or pass a path to a YAML file")
+    if not path.exists():
+        raise TaskConfigError(f"{path}: no such task file")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise TaskConfigError(f"{path}: not valid YAML: {error}") from None
+    if not isinstance(raw, dict):
+        raise TaskConfigError(f"{path}: expected a mapping at the top level")
+    try:
+        task = TaskConfig.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        key = ".".join(str(part) for part in first["loc"])
+        raise TaskConfigError(f"{path}: key '{key}': {first['msg']}") from None
+    return task.model_copy(update={"path": path.resolve()})
+
+
+def task_names() -> list[str]:
+    return sorted(path.stem for path in TASKS_DIR.glob("*.yaml"))

@@ -1,0 +1,53 @@
+"""The TTS engine interface and the voice record.
+
+An engine turns normalized text into a float32 mono waveform at its native rate; post-processing to 16 kHz lives
+in :mod:`s2sbench.pipeline.audio`, so every engine stays small. A failure on one text raises
+:class:`SynthesisError`, which the synthesis stage records per clip: one bad clip never fails a build.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SynthesisError(RuntimeError):
+    """One text could not be synthesized (the engine ran, the clip did not)."""
+
+
+class Voice(BaseModel):
+    """A voice: which engine speaks, with which model and speaker, in which language."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    engine: str
+    language: str
+    model: str = ""  # engine-specific: piper .onnx path or package, coqui model name or dir, espeak voice
+    speaker: str | None = None  # multi-speaker id, or a reference wav for voice cloning
+    options: dict = Field(default_factory=dict)
+    licence: str = "unknown"
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Waveform:
+    samples: np.ndarray  # float32, mono, in [-1, 1]
+    sample_rate_hz: int
+
+
+class TTSEngine(abc.ABC):
+    """Synthesizes text for the voices of one engine; one instance is reused for many clips."""
+
+    name: str = ""
+
+    @abc.abstractmethod
+    def model_version(self, voice: Voice) -> str:
+        """A string that changes whenever the audio this engine makes for ``voice`` could change."""
+
+    @abc.abstractmethod
+    def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
+        """Speak ``text`` (already normalized) with ``voice``; same inputs and seed give the same samples."""
