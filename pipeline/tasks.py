@@ -6,6 +6,7 @@ which voices speak it and how the ASR gate checks the clips. Adding a task or a 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,7 +17,9 @@ from s2sbench.data import DATA_DIR
 
 TASKS_DIR = DATA_DIR / "tasks"
 
-ScoringRule = Literal["pairwise_strict", "pairwise_ties_right"]
+# pairwise_*: the right candidate against each wrong one (ties wrong / ties right); argmin: the right candidate must
+# have the lowest score of all (4-way accuracy for sCMMLU, chance 1/n).
+ScoringRule = Literal["pairwise_strict", "pairwise_ties_right", "argmin"]
 
 
 class TaskConfigError(ValueError):
@@ -32,6 +35,8 @@ class SourceConfig(Section):
     path: str | None = None  # local file or folder; relative paths resolve against the task file's folder's data root
     hub_id: str | None = None
     split: str | None = None
+    # "error": a bad row stops the load with file, line and field; "drop": it is skipped and counted in the report
+    on_bad_row: Literal["error", "drop"] = "error"
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -72,6 +77,7 @@ class TaskConfig(Section):
     candidates: CandidatesConfig = Field(default_factory=CandidatesConfig)
     templates: Templates = Field(default_factory=Templates)
     scoring: ScoringRule = "pairwise_strict"
+    also_report: list[ScoringRule] = Field(default_factory=list)  # further rules reported beside ``scoring``
     voices: list[str] = Field(min_length=1)
     speak: list[Literal["context", "candidates"]] = Field(default_factory=lambda: ["context"])
     gate: GateConfig = Field(default_factory=GateConfig)
@@ -80,7 +86,8 @@ class TaskConfig(Section):
 
     def resolve(self, relative: str) -> Path:
         """A path from the task file: absolute as given, else relative to the data folder."""
-        candidate = Path(relative).expanduser()
+        # environment variables let one checked-in task file point at each user's copy of a licensed source
+        candidate = Path(os.path.expandvars(relative)).expanduser()
         if candidate.is_absolute():
             return candidate
         for base in ([self.path.parent] if self.path else []) + [DATA_DIR]:
