@@ -124,14 +124,13 @@ def write_records(path: str | Path, records: Iterable[BaseModel]) -> int:
 
 
 class ResumableJsonlWriter:
-    """Append-only JSONL writer keyed by a record id: re-opening skips ids already written.
+    """Append-only JSONL writer of ``cls`` records keyed by their ``id``: re-opening skips ids already written.
 
     A line torn by a crash (no trailing newline) is cut off on open, so the file is always whole lines.
     """
 
-    def __init__(self, path: str | Path, key: str):
+    def __init__(self, path: str | Path, cls: type[BaseModel]):
         self.path = Path(path)
-        self.key = key
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.seen: set[str] = set()
         if self.path.exists():
@@ -140,9 +139,7 @@ class ResumableJsonlWriter:
             if len(whole) != len(data):
                 with open(self.path, "r+b") as handle:
                     handle.truncate(len(whole))
-            for line in whole.decode("utf-8").splitlines():
-                if line.strip():
-                    self.seen.add(str(json.loads(line)[key]))
+            self.seen = {str(record.id) for record in iter_records(self.path, cls)}
         self._handle = open(self.path, "a", encoding="utf-8")
 
     def __contains__(self, record_id: str) -> bool:
@@ -150,7 +147,7 @@ class ResumableJsonlWriter:
 
     def write(self, record: BaseModel) -> bool:
         """Append ``record`` unless its id is already written; returns whether it was written."""
-        record_id = str(getattr(record, self.key))
+        record_id = str(record.id)
         if record_id in self.seen:
             return False
         self._handle.write(record_line(record))

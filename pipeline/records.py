@@ -107,7 +107,7 @@ class ClipCheck(Record):
 
     @property
     def id(self) -> str:
-        return f"{self.item_id}|{self.role}|{self.attempt}"
+        return f"{self.item_id}@{self.voice}|{self.role}|{self.attempt}"
 
 
 class BuildRow(Record):
@@ -122,3 +122,14 @@ class BuildRow(Record):
     @staticmethod
     def make_id(item_id: str, voice: str) -> str:
         return f"{item_id}@{voice}"
+
+
+class Drop(Record):
+    """An item (or item x voice) that did not make it into the build, and why."""
+
+    id: str
+    task: str
+    item_id: str
+    voice: str = ""
+    stage: Literal["load", "rewrite", "speak"]
+    reason: str

@@ -1,0 +1,24 @@
+import pytest
+
+from s2sbench.pipeline.sources import load_items
+from s2sbench.pipeline.tasks import TaskConfigError, load_task, task_names
+
+
+def test_demo_tasks_load_with_enough_items():
+    assert {"demo-stories-en", "demo-stories-zh"} <= set(task_names())
+    english = load_items(load_task("demo-stories-en"))
+    chinese = load_items(load_task("demo-stories-zh"))
+    assert len(english) >= 12 and len(chinese) >= 12
+    assert {item.language for item in chinese} == {"zh"}
+    # the right ending is not always in the same position, so a position bias cannot look like skill
+    assert {item.right for item in english} == {0, 1}
+    assert all(item.source.row >= 1 and item.source.file.endswith(".jsonl") for item in english)
+
+
+def test_config_error_names_file_and_key(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: x\nlanguage: en\nsource: {loader: jsonl}\nvoices: []\n", encoding="utf-8")
+    with pytest.raises(TaskConfigError, match=r"bad.yaml: key 'voices'"):
+        load_task(path)
+    with pytest.raises(TaskConfigError, match="unknown task 'nope'"):
+        load_task("nope")
