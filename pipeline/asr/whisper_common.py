@@ -1,0 +1,92 @@
+"""What the two Whisper backends share: language codes, the 30-second window, batching and option checks.
+
+Clips up to 30 s (almost every benchmark clip) are zero-padded to one Whisper window and decoded in batches with one
+greedy pass, no timestamps and no temperature fallback, so both backends decode the same way. Longer clips go through
+the backend's own long-form transcription, one at a time.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+import numpy as np
+
+from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
+
+SAMPLE_RATE_HZ = 16000
+WINDOW_SAMPLES = 30 * SAMPLE_RATE_HZ
+MAX_NEW_TOKENS = 224  # openai-whisper's default sample_len (n_text_ctx // 2); both backends use it
+
+ENGLISH_ONLY = {"en"}  # what ``*.en`` models transcribe
+
+
+def whisper_language(language: str) -> str:
+    """A task language (``en``, ``zh-CN``, ``ZH``) as a Whisper language code (``en``, ``zh``)."""
+    return language.split("-")[0].split("_")[0].lower()
+
+
+def pad_to_window(clip: np.ndarray) -> np.ndarray:
+    padded = np.zeros(WINDOW_SAMPLES, dtype=np.float32)
+    padded[: len(clip)] = clip
+    return padded
+
+
+def check_clip(clip: np.ndarray, index: int) -> np.ndarray:
+    clip = np.asarray(clip, dtype=np.float32)
+    if clip.ndim != 1:
+        raise TranscriptionError(f"clip {index}: expected mono audio (1-D), got shape {clip.shape}")
+    if clip.size == 0:
+        raise TranscriptionError(f"clip {index}: no samples")
+    if not np.isfinite(clip).all():
+        raise TranscriptionError(f"clip {index}: audio has NaN or infinite samples")
+    return clip
+
+
+class WhisperASR(ASREngine):
+    """A Whisper backend: subclasses load the model and implement the two decoding hooks."""
+
+    def __init__(self, model: str, device: str, compute_type: str, batch_size: int, english_only: bool):
+        if batch_size < 1:
+            raise ValueError(f"{self.name}: batch_size must be >= 1, got {batch_size}")
+        self.model_name = model
+        self.device = device
+        self.compute_type = compute_type
+        self.batch_size = batch_size
+        self.english_only = english_only
+
+    def languages(self) -> set[str] | None:
+        return set(ENGLISH_ONLY) if self.english_only else self.multilingual_languages()
+
+    @abc.abstractmethod
+    def multilingual_languages(self) -> set[str]:
+        """The language codes of a multilingual model of this backend."""
+
+    def supports(self, language: str) -> bool:
+        return super().supports(whisper_language(language))
+
+    @abc.abstractmethod
+    def _decode_window(self, clips: Sequence[np.ndarray], language: str) -> list[str]:
+        """Greedy-decode clips that fit one 30-second window, as one batch."""
+
+    @abc.abstractmethod
+    def _transcribe_long(self, clip: np.ndarray, language: str) -> str:
+        """Transcribe one clip longer than the window."""
+
+    def transcribe(self, clips: Sequence[np.ndarray], language: str) -> list[str]:
+        code = whisper_language(language)
+        if not self.supports(code):
+            raise ValueError(
+                f"{self.model_id} cannot transcribe '{language}' (it knows: {', '.join(sorted(self.languages() or []))})"
+            )
+        checked = [check_clip(clip, index) for index, clip in enumerate(clips)]
+        texts: list[str | None] = [None] * len(checked)
+        short = [index for index, clip in enumerate(checked) if len(clip) <= WINDOW_SAMPLES]
+        for start in range(0, len(short), self.batch_size):
+            batch = short[start : start + self.batch_size]
+            for index, text in zip(batch, self._decode_window([checked[i] for i in batch], code)):
+                texts[index] = text
+        for index, clip in enumerate(checked):
+            if texts[index] is None:
+                texts[index] = self._transcribe_long(clip, code)
+        return [text.strip() for text in texts]
