@@ -61,11 +61,36 @@ class AsrConfig(Section):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
+class SpeechRate(Section):
+    """Bounds on how fast a clip speaks its reference text: words per second, or characters per second for
+    languages scored by CER (zh, ja), measured over the voiced span of the clip."""
+
+    min_per_s: float = Field(gt=0)
+    max_per_s: float = Field(gt=0)
+
+
+def _default_speech_rates() -> dict[str, SpeechRate]:
+    # generous bounds around normal read speech (en about 2.5 words/s, zh about 4-5 characters/s): they catch
+    # truncated, stalled or garbled clips, not a fast voice
+    return {
+        "en": SpeechRate(min_per_s=1.0, max_per_s=5.5),
+        "zh": SpeechRate(min_per_s=1.5, max_per_s=9.0),
+        "ja": SpeechRate(min_per_s=2.0, max_per_s=12.0),
+        "default": SpeechRate(min_per_s=0.7, max_per_s=9.0),
+    }
+
+
 class GateConfig(Section):
+    # when a task does not set it, the metric follows the language (CER for zh/ja, WER elsewhere)
     metric: Literal["wer", "cer"] = "wer"
     max_error_rate: float = Field(default=0.15, ge=0.0, le=1.0)
     max_attempts: int = Field(default=2, ge=1)
     asr: AsrConfig = Field(default_factory=AsrConfig)
+    speech_rate: dict[str, SpeechRate] = Field(default_factory=_default_speech_rates)  # language (or "default")
+    max_internal_silence_s: float = Field(default=1.5, gt=0)  # longest pause allowed between the first and last word
+    silence_threshold_db: float = Field(default=-40.0, lt=0)  # frames this far below the clip's peak count as silent
+    max_ngram_repeats: int = Field(default=3, ge=1)  # an n-gram (n <= 4) repeated back to back more often: a loop
+    max_length_ratio: float = Field(default=1.5, gt=1)  # transcript length over reference length, in words/chars
 
 
 class TaskConfig(Section):
