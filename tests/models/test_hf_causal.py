@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from s2sbench.evaluation.models import AdapterError, Audio, Request, get_adapter, list_adapters
+
+PAIRS = [
+    ("Karen was assigned a roommate her first year of college.", " Their first meeting went well."),
+    ("Karen was assigned a roommate her first year of college.", " She disliked her roommate."),
+    ("Karen was assigned a roommate her first year of college. ", "They went to a music show together."),
+    ("", "She felt a lot closer to her roommate."),
+    ("下面是一段语音和文本交错的内容：", "他们一起去了音乐会。"),
+]
+
+
+def requests() -> list[Request]:
+    return [Request(context=c, continuation=x, group=f"g{hash(c) % 97}") for c, x in PAIRS]
+
+
+def test_text_scores_equal_lm_eval_loglikelihood(tiny_gpt2_dir):
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    ours = get_adapter("hf-causal", model=str(tiny_gpt2_dir), batch_size=3).loglikelihood(requests())
+    reference = HFLM(pretrained=str(tiny_gpt2_dir), device="cpu", batch_size=2, dtype="float32")
+    instances = [Instance(request_type="loglikelihood", doc={}, arguments=pair, idx=i) for i, pair in enumerate(PAIRS)]
+    theirs = reference.loglikelihood(instances, disable_tqdm=True)
+    for mine, (logprob, _greedy) in zip(ours, theirs):
+        assert mine.sum_logprob == pytest.approx(logprob, abs=1e-4)
+
+
+def test_shared_prefix_path_equals_plain_path(tiny_gpt2_dir):
+    shared = get_adapter("hf-causal", model=str(tiny_gpt2_dir), batch_size=2).loglikelihood(requests())
+    plain = get_adapter("hf-causal", model=str(tiny_gpt2_dir), shared_prefix=False, batch_size=1).loglikelihood(
+        requests())
+    for a, b in zip(shared, plain):
+        assert a.n_tokens == b.n_tokens
+        np.testing.assert_allclose(a.per_token, b.per_token, atol=1e-4)
+
+
+def test_scores_are_log_probabilities(tiny_gpt2_dir):
+    adapter = get_adapter("hf-causal", model=str(tiny_gpt2_dir))
+    for result in adapter.loglikelihood(requests()):
+        assert result.sum_logprob < 0
+        assert len(result.per_token) == result.n_tokens
+        assert math.isclose(sum(result.per_token), result.sum_logprob, rel_tol=1e-6)
+        assert result.mean_nll > 0
+
+
+def test_text_adapter_refuses_audio(tiny_gpt2_dir):
+    adapter = get_adapter("hf-causal", model=str(tiny_gpt2_dir))
+    audio = Audio(np.zeros(1600, dtype=np.float32))
+    with pytest.raises(AdapterError, match="text only.*g1"):
+        adapter.loglikelihood([Request(context=audio, continuation="x", group="g1")])
+    assert adapter.supports("S->T", "en")[0] is False
+
+
+def test_registry_errors_and_listing():
+    with pytest.raises(ValueError, match=r"unknown model 'hf-casual' \(known: .*hf-causal.*did you mean 'hf-causal'"):
+        get_adapter("hf-casual")
+    names = {info.name: info for info in list_adapters()}
+    assert {"hf-causal", "smollm2", "cascade", "qwen2-audio", "qwen2.5-omni", "granite-speech", "remote-code"} <= set(names)
+    assert names["hf-causal"].status == "verified"
+
+
+def test_third_party_adapter_through_entry_point(monkeypatch, tiny_gpt2_dir):
+    from importlib.metadata import EntryPoint
+
+    import s2sbench.evaluation.models as registry
+
+    point = EntryPoint("my-lm", "s2sbench.evaluation.models.hf_causal:HFCausalAdapter", registry.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(registry, "entry_points", lambda group: [point] if group == registry.ENTRY_POINT_GROUP else [])
+    assert "my-lm" in {info.name for info in list_adapters()}
+    adapter = get_adapter("my-lm", model=str(tiny_gpt2_dir))
+    assert adapter.loglikelihood(requests()[:1])[0].sum_logprob < 0
