@@ -6,4 +6,5 @@ COMMAND_MODULES = [
     "build",
     "evaluate",
     "tasks",
+    "items",
 ]

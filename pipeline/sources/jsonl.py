@@ -1,55 +1,85 @@
-"""Generic JSONL source: one item per line, with a column mapping in the task config.
+"""Generic tables: JSONL, CSV or TSV, one item per row, with a column mapping in the task config.
 
-Default columns are ``id, context, candidates, right``; ``source.options.columns`` maps other names, for example
-``{id: uttid, context: first}``.
+Default columns are ``id, context, candidates, right``. ``source.options.columns`` maps other names, for example
+``{id: uttid, context: first}``; ``context`` may list several columns (joined as sentences) and ``candidates`` may
+list one column per candidate (CSV has no list cells). ``right`` is a 0-based index unless
+``source.options.labels`` gives the label of each position (``[A, B, C, D]`` or ``[1, 2]``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
-from s2sbench.pipeline.manifest import ManifestError, parse_record
 from s2sbench.pipeline.records import Item
+from s2sbench.pipeline.sources.rows import (
+    DroppedRow,
+    Row,
+    RowPolicy,
+    join_sentences,
+    read_hub,
+    read_table,
+    require_columns,
+    source_path,
+)
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
 
-DEFAULT_COLUMNS = {"id": "id", "context": "context", "candidates": "candidates", "right": "right"}
+DEFAULT_COLUMNS: dict[str, Any] = {"id": "id", "context": "context", "candidates": "candidates", "right": "right"}
 
 
-def load_jsonl(task: TaskConfig) -> Iterator[Item]:
-    if not task.source.path:
-        raise TaskConfigError(f"{task.path}: key 'source.path': the jsonl loader needs a path")
-    path = task.resolve(task.source.path)
-    columns = {**DEFAULT_COLUMNS, **task.source.options.get("columns", {})}
-    seen: dict[str, int] = {}
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+def load_table(task: TaskConfig) -> Iterator[Item | DroppedRow]:
+    options = task.source.options
+    unknown = set(options.get("columns", {})) - set(DEFAULT_COLUMNS)
+    if unknown:
+        raise TaskConfigError(
+            f"{task.path}: key 'source.options.columns': unknown field(s) {', '.join(sorted(unknown))} "
+            f"(known: {', '.join(DEFAULT_COLUMNS)})"
+        )
+    columns = {**DEFAULT_COLUMNS, **options.get("columns", {})}
+    labels = [str(label) for label in options["labels"]] if "labels" in options else None
+    if task.source.hub_id:
+        rows = read_hub(task.source.hub_id, task.source.split, options)
+    else:
+        rows = read_table(source_path(task, task.source.loader), options)
+    policy = RowPolicy(task)
+    for row in rows:
+        require_columns(row, _flat(columns.values()), " (map them with source.options.columns)")
+        yield _item(task, policy, row, columns, labels)
+
+
+def _flat(values: Any) -> list[str]:
+    return [name for value in values for name in (value if isinstance(value, list) else [value])]
+
+
+def _item(task: TaskConfig, policy: RowPolicy, row: Row, columns: dict, labels: list[str] | None) -> Item | DroppedRow:
+    if isinstance(columns["context"], list):
+        context = join_sentences([str(row.values[name]) for name in columns["context"]], task.language)
+    else:
+        context = row.values[columns["context"]]
+    if isinstance(columns["candidates"], list):
+        candidates = [row.values[name] for name in columns["candidates"]]
+    else:
+        candidates = row.values[columns["candidates"]]
+        if isinstance(candidates, str) and candidates.startswith("["):
             try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise ManifestError(path, number, "<row>", f"not UTF-8 ({error.reason} at byte {error.start})") from None
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
+                candidates = json.loads(candidates)  # a list written into one CSV cell
             except json.JSONDecodeError as error:
-                raise ManifestError(path, number, "<row>", f"invalid JSON: {error.msg}") from None
-            if not isinstance(row, dict):
-                raise ManifestError(path, number, "<row>", "expected a JSON object")
-            for field, column in columns.items():
-                if column not in row:
-                    raise ManifestError(path, number, column, f"missing column (mapped to '{field}')")
-            item_id = str(row[columns["id"]])
-            if item_id in seen:
-                raise ManifestError(path, number, columns["id"], f"duplicate id '{item_id}' (first on line {seen[item_id]})")
-            seen[item_id] = number
-            record = {
-                "id": item_id,
-                "task": task.name,
-                "language": task.language,
-                "context": row[columns["context"]],
-                "candidates": row[columns["candidates"]],
-                "right": row[columns["right"]],
-                "source": {"file": str(path), "row": number},
-            }
-            yield parse_record(Item, record, path, number)
+                return policy.bad(row, columns["candidates"], f"not a JSON list: {error.msg}")
+    right = row.values[columns["right"]]
+    if labels is not None:
+        if str(right).strip() not in labels:
+            return policy.bad(row, columns["right"], f"label {right!r} is not one of {', '.join(labels)}")
+        right = labels.index(str(right).strip())
+    elif isinstance(right, str) and right.strip().lstrip("-").isdigit():
+        right = int(right)
+    record = {
+        "id": str(row.values[columns["id"]]),
+        "task": task.name,
+        "language": task.language,
+        "context": context,
+        "candidates": candidates,
+        "right": right,
+        "source": {"file": row.file, "row": row.line},
+    }
+    return policy.item(row, record, columns["id"])

@@ -1,0 +1,48 @@
+"""``s2sbench tasks``: list the task registry (``data/tasks/*.yaml``); a broken task file is reported by file and key."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+EXAMPLES = """examples:
+  s2sbench tasks
+  s2sbench tasks --dir my_tasks/
+"""
+
+COLUMNS = ("name", "language", "loader", "construction", "scoring", "voices", "version")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "tasks",
+        help="list the registered tasks",
+        description="List the tasks of the registry (one YAML file each) with their language, source and scoring.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--dir", help="a folder of task YAML files to list instead of the shipped registry")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from s2sbench.pipeline.tasks import TASKS_DIR, TaskConfigError, load_task
+
+    rows, errors = [], []
+    for path in sorted(Path(args.dir or TASKS_DIR).glob("*.yaml")):
+        try:
+            task = load_task(path)
+        except TaskConfigError as error:
+            errors.append(str(error))
+            continue
+        scoring = " + ".join([task.scoring, *task.also_report])
+        rows.append((task.name, task.language, task.source.loader, task.candidates.construction, scoring,
+                     ",".join(task.voices), str(task.version)))
+    widths = [max(len(row[index]) for row in [COLUMNS, *rows]) for index in range(len(COLUMNS))]
+    for row in [COLUMNS, *rows]:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    for error in errors:
+        print(f"s2sbench tasks: error: {error}", file=sys.stderr)
+    return 2 if errors else 0

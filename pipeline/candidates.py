@@ -1,0 +1,201 @@
+"""Candidate construction: how a loaded item's candidates become the benchmark's, chosen by
+``candidates.construction`` in the task file.
+
+- ``source``: keep the loader's candidates (sStoryCloze: the original wrong ending).
+- ``random_other``: replace each wrong candidate by the right ending of another story, drawn with a fixed seed
+  (tStoryCloze); never the item's own story, never a text already among its candidates.
+- ``scmmlu_rewrite``: rewrite the question and its options into statements sharing one first half (the context),
+  trying the rewriters of ``options.rewriters`` in order (``rules``, ``llm``); a question none can rewrite is
+  dropped with every rewriter's reason.
+- ``translate``: English stories into Chinese (zh-sStoryCloze), from an XStoryCloze zh file where it has the
+  story, else through the LLM client, with English names replaced by Chinese names.
+
+A builder sees the whole pool first (:meth:`prepare`), then turns each item into a kept item or a drop with a
+reason; ``handled`` counts who produced each kept item.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from s2sbench.pipeline.manifest import stable_hash
+from s2sbench.pipeline.records import Item
+from s2sbench.pipeline.rewrite.base import Question, RewriteRejected, check_statements, get_rewriter
+from s2sbench.pipeline.sources.rows import DroppedRow, join_sentences, read_table
+from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
+
+
+class CandidateBuilder:
+    name = "source"
+    option_names: frozenset[str] = frozenset()
+
+    def __init__(self, task: TaskConfig):
+        self.task = task
+        self.options: dict[str, Any] = task.candidates.options
+        unknown = set(self.options) - self.option_names
+        if unknown:
+            raise TaskConfigError(
+                f"{task.path}: key 'candidates.options.{sorted(unknown)[0]}': not an option of '{self.name}' "
+                f"(known: {', '.join(sorted(self.option_names)) or 'none'})"
+            )
+        self.handled: Counter[str] = Counter()
+        self.rejections: dict[str, Counter[str]] = {}
+
+    def prepare(self, items: Sequence[Item]) -> None:
+        """See the whole pool before building (``random_other`` draws from it)."""
+
+    def build(self, item: Item) -> Item | DroppedRow:
+        self.handled[self.name] += 1
+        return item
+
+    def reject(self, item: Item, stage: str, reasons: dict[str, str], field: str) -> DroppedRow:
+        for who, reason in reasons.items():
+            # the kind of reason without the quoted specifics, so the report groups alike drops
+            kind = re.sub(r"'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\d+", "…", reason)
+            self.rejections.setdefault(who, Counter())[kind] += 1
+        text = "; ".join(f"{who}: {reason}" for who, reason in reasons.items())
+        return DroppedRow(item.source.file, item.source.row, field, text, stage, item.id)
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "construction": self.name,
+            "handled": dict(self.handled),
+            "rejected": {who: dict(kinds) for who, kinds in self.rejections.items()},
+        }
+
+
+def _with(item: Item, **update: Any) -> Item:
+    return Item.model_validate({**item.model_dump(), **update})
+
+
+class RandomOther(CandidateBuilder):
+    name = "random_other"
+    option_names = frozenset({"seed"})
+
+    def prepare(self, items: Sequence[Item]) -> None:
+        self.pool = [(item.id, item.candidates[item.right]) for item in items]
+
+    def build(self, item: Item) -> Item | DroppedRow:
+        # one generator per item, so an item's draw does not depend on the limit or on the other items' order
+        rng = random.Random(stable_hash([self.options.get("seed", 0), item.id]))
+        candidates, drawn_from = list(item.candidates), []
+        for index in range(len(candidates)):
+            if index == item.right:
+                continue
+            eligible = [(other, text) for other, text in self.pool if other != item.id and text not in candidates]
+            if not eligible:
+                return self.reject(item, "rewrite", {self.name: "no other story's ending to draw"}, "candidates")
+            other, candidates[index] = rng.choice(eligible)
+            drawn_from.append(other)
+        self.handled[self.name] += 1
+        return _with(item, candidates=candidates, meta={**item.meta, "wrong_from": drawn_from})
+
+
+class ScmmluRewrite(CandidateBuilder):
+    name = "scmmlu_rewrite"
+    option_names = frozenset({"rewriters", "llm"})
+
+    def __init__(self, task: TaskConfig):
+        super().__init__(task)
+        try:
+            self.rewriters = [
+                get_rewriter(name, self.options.get("llm", {}) if name == "llm" else {})
+                for name in self.options.get("rewriters", ["rules"])
+            ]
+        except ValueError as error:
+            raise TaskConfigError(f"{task.path}: key 'candidates.options': {error}") from None
+
+    def build(self, item: Item) -> Item | DroppedRow:
+        question = Question(item.meta.get("question", item.context), tuple(item.candidates), item.right)
+        reasons = {}
+        for rewriter in self.rewriters:
+            try:
+                statements = rewriter.rewrite(question)
+                check_statements(question, statements)
+            except RewriteRejected as rejected:
+                reasons[rewriter.name] = str(rejected)
+                continue
+            self.handled[rewriter.name] += 1
+            meta = {**item.meta, "question": question.text, "options": list(question.options), "rewriter": rewriter.name}
+            return _with(item, context=statements.first_half, candidates=list(statements.second_halves), meta=meta)
+        return self.reject(item, "rewrite", reasons, "Question")
+
+
+class Translate(CandidateBuilder):
+    name = "translate"
+    option_names = frozenset({"llm", "xstorycloze_zh"})
+
+    def __init__(self, task: TaskConfig):
+        super().__init__(task)
+        self.professional: dict[str, list[str]] = {}
+        if "xstorycloze_zh" in self.options:
+            self.professional = _xstorycloze_texts(task, self.options["xstorycloze_zh"])
+        self._translator = None
+
+    def translator(self):
+        if self._translator is None:
+            from s2sbench.pipeline.rewrite.llm import make_chat
+            from s2sbench.pipeline.rewrite.translate import StoryTranslator
+
+            self._translator = StoryTranslator(make_chat(self.options.get("llm", {})))
+        return self._translator
+
+    def build(self, item: Item) -> Item | DroppedRow:
+        story_id = item.meta.get("story_id")
+        sentences = item.meta.get("sentences")
+        if not sentences:
+            raise TaskConfigError(f"{self.task.path}: key 'candidates.construction': 'translate' needs story items")
+        english = {"context": join_sentences(sentences, "en"), "candidates": item.candidates}
+        if story_id in self.professional:
+            lines, names, how = self.professional[story_id], {}, "xstorycloze"
+        else:
+            try:
+                translation = self.translator().translate([*sentences, *item.candidates], story_id or item.id)
+            except RewriteRejected as rejected:
+                return self.reject(item, "rewrite", {"llm": str(rejected)}, "context")
+            lines, names, how = list(translation.lines), translation.names, "llm"
+        self.handled[how] += 1
+        context = join_sentences(lines[: len(sentences)], self.task.language)
+        meta = {"story_id": story_id, "translation": how, "names": names, "english": english}
+        return _with(item, language=self.task.language, context=context, candidates=lines[len(sentences) :], meta=meta)
+
+
+def _xstorycloze_texts(task: TaskConfig, location: str) -> dict[str, list[str]]:
+    """story id -> the professional zh sentences and endings of XStoryCloze (names as its translators wrote them)."""
+    from s2sbench.pipeline.sources.storycloze import HUB, ORIGINAL
+    from s2sbench.pipeline.sources.xstorycloze import release_file_name
+
+    path = task.resolve(location)
+    texts = {}
+    for split in ("train", "eval"):
+        file = path / release_file_name("zh", split) if path.is_dir() else path
+        if not file.exists():
+            continue
+        for row in read_table(file, {"delimiter": "\t"}):
+            columns = HUB if HUB["right"] in row.values else ORIGINAL
+            story_id = str(row.values.get(columns["id"], "")).strip()
+            if story_id:
+                texts[story_id] = [str(row.values[c]).strip() for c in columns["sentences"] + columns["endings"]]
+        if not path.is_dir():
+            break
+    if not texts:
+        raise TaskConfigError(f"{task.path}: key 'candidates.options.xstorycloze_zh': no zh stories in {path}")
+    return texts
+
+
+BUILDERS: dict[str, type[CandidateBuilder]] = {
+    builder.name: builder for builder in (CandidateBuilder, RandomOther, ScmmluRewrite, Translate)
+}
+
+
+def get_builder(task: TaskConfig) -> CandidateBuilder:
+    name = task.candidates.construction
+    if name not in BUILDERS:
+        raise TaskConfigError(
+            f"{task.path}: key 'candidates.construction': unknown construction '{name}' (known: {', '.join(BUILDERS)})"
+        )
+    return BUILDERS[name](task)

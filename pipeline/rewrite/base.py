@@ -1,0 +1,89 @@
+"""The rewriter interface: a multiple-choice question in, four statements sharing one first half out.
+
+A rewriter either returns :class:`Statements` or raises :class:`RewriteRejected` with a reason; every output is
+then checked by :func:`check_statements`, so a rewriter that writes something wrong is caught the same way whether
+it is a rule or an LLM. Rewriters are found by name through :func:`get_rewriter`.
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+LETTERS = ("A", "B", "C", "D")
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    options: tuple[str, ...]
+    answer: int  # index into options
+
+
+@dataclass(frozen=True)
+class Statements:
+    """The rewrite: ``first_half + second_halves[k]`` states option k; the first half is the spoken context."""
+
+    first_half: str
+    second_halves: tuple[str, ...]
+
+
+class RewriteRejected(ValueError):
+    """A question this rewriter cannot (or did not) rewrite; the message is the reason recorded in the report."""
+
+
+class Rewriter(abc.ABC):
+    name: str = ""
+
+    @abc.abstractmethod
+    def rewrite(self, question: Question) -> Statements:
+        """The statements for ``question``; raises :class:`RewriteRejected` with the reason when it cannot."""
+
+
+_PUNCTUATION = re.compile(r"[\s\u3000]+")
+
+
+def normalize(text: str) -> str:
+    """NFKC, no whitespace, no punctuation: the comparison form for 'does this ending still say option k'."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(char for char in text if not unicodedata.category(char).startswith("P"))
+    return _PUNCTUATION.sub("", text).lower()
+
+
+def check_statements(question: Question, statements: Statements) -> None:
+    """Raise :class:`RewriteRejected` unless the rewrite keeps the question's meaning and answer.
+
+    Checks: a non-empty first half; one distinct, non-empty second half per option; each second half still contains
+    its own option (so the right answer stays the right one and no option is lost or swapped).
+    """
+    if not normalize(statements.first_half):
+        raise RewriteRejected("empty first half (nothing to speak as the context)")
+    halves = statements.second_halves
+    if len(halves) != len(question.options):
+        raise RewriteRejected(f"{len(halves)} second halves for {len(question.options)} options")
+    normalized = [normalize(half) for half in halves]
+    if not all(normalized):
+        raise RewriteRejected("an empty second half")
+    if len(set(normalized)) != len(normalized):
+        raise RewriteRejected("second halves are not distinct")
+    for index, (half, option) in enumerate(zip(normalized, question.options)):
+        if normalize(option) not in half:
+            raise RewriteRejected(f"second half {LETTERS[index]} does not contain its option {option!r}")
+
+
+# name -> "module:class"; imported on first use so the LLM client's imports stay out of rule-only runs
+REWRITERS: dict[str, str] = {
+    "rules": "s2sbench.pipeline.rewrite.rules:RuleRewriter",
+    "llm": "s2sbench.pipeline.rewrite.llm:LLMRewriter",
+}
+
+
+def get_rewriter(name: str, options: dict[str, Any]) -> Rewriter:
+    if name not in REWRITERS:
+        raise ValueError(f"unknown rewriter '{name}' (known: {', '.join(sorted(REWRITERS))})")
+    module_name, cls = REWRITERS[name].split(":")
+    return getattr(importlib.import_module(module_name), cls)(**options)
