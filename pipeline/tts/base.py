@@ -51,3 +51,7 @@ class TTSEngine(abc.ABC):
     @abc.abstractmethod
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
         """Speak ``text`` (already normalized) with ``voice``; same inputs and seed give the same samples."""
+
+    def missing(self, voice: Voice) -> str | None:
+        """Why ``voice`` cannot run on this machine as it is (a model to download, a binary to install), or None."""
+        return None

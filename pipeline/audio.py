@@ -1,0 +1,203 @@
+"""Audio post-processing of synthesized clips and the content-addressed clip store.
+
+Every clip, whatever engine made it, leaves here as float32 mono at 16 kHz with its leading and trailing silence
+trimmed and its loudness set to one level (ITU-R BS.1770 integrated loudness, K-weighted and gated), so that a
+model sees the voices differ in voice, not in level or padding. Empty or clipped engine output is rejected with
+:class:`~s2sbench.pipeline.tts.base.SynthesisError`.
+
+The store keeps each clip once, named by the SHA-256 of its WAV bytes, plus a small JSON per clip key (the hash of
+everything that determined the audio) pointing at it; both are written atomically, so several builds and tasks can
+share one store, and a killed build leaves no half-written clip.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import wave
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from s2sbench.pipeline.manifest import atomic_write_bytes, atomic_write_text, sha256_bytes
+from s2sbench.pipeline.tts.base import SynthesisError, Waveform
+
+# Part of every clip key: bump it when the post-processing code changes what it outputs.
+POSTPROCESS_VERSION = 1
+STORE_ENV = "S2SBENCH_CLIP_STORE"
+
+
+@dataclass(frozen=True)
+class AudioSettings:
+    sample_rate_hz: int = 16000
+    trim: bool = True
+    trim_top_db: float = 40.0  # frames quieter than the loudest frame by more than this are silence
+    trim_pad_s: float = 0.1  # silence kept before and after the speech
+    loudness_lufs: float | None = -23.0  # None keeps the engine's level
+    peak_ceiling_dbfs: float = -1.0  # the loudness gain is reduced so no peak exceeds this
+    max_clipped_fraction: float = 0.001  # engine output with more samples than this at full scale is rejected
+    min_duration_s: float = 0.2  # shorter than this after trimming counts as empty
+
+    def fingerprint(self) -> dict:
+        return {**asdict(self), "postprocess_version": POSTPROCESS_VERSION}
+
+
+def postprocess(wave_in: Waveform, settings: AudioSettings) -> np.ndarray:
+    """Resample to ``settings.sample_rate_hz`` mono float32, trim silence, normalize loudness; reject bad audio."""
+    samples = np.asarray(wave_in.samples, dtype=np.float32)
+    if samples.ndim == 2:
+        samples = samples.mean(axis=1 if samples.shape[1] <= 8 else 0)  # frames x channels (or channels x frames)
+    if samples.size == 0:
+        raise SynthesisError("empty audio: the engine returned no samples")
+    if not np.all(np.isfinite(samples)):
+        raise SynthesisError("broken audio: the engine returned NaN or infinite samples")
+    clipped = float(np.mean(np.abs(samples) >= 0.999))
+    if clipped > settings.max_clipped_fraction:
+        raise SynthesisError(f"clipped audio: {clipped:.2%} of samples at full scale (max {settings.max_clipped_fraction:.2%})")
+    if wave_in.sample_rate_hz != settings.sample_rate_hz:
+        import librosa
+
+        samples = librosa.resample(samples, orig_sr=wave_in.sample_rate_hz, target_sr=settings.sample_rate_hz,
+                                   res_type="soxr_hq").astype(np.float32)
+    if settings.trim:
+        samples = trim_silence(samples, settings.sample_rate_hz, settings.trim_top_db, settings.trim_pad_s)
+    duration_s = samples.size / settings.sample_rate_hz
+    if duration_s < settings.min_duration_s or float(np.sqrt(np.mean(samples**2))) < 1e-4:
+        raise SynthesisError(f"empty audio: {duration_s:.2f} s of speech after trimming (min {settings.min_duration_s} s)")
+    if settings.loudness_lufs is not None:
+        gain_db = settings.loudness_lufs - integrated_loudness(samples, settings.sample_rate_hz)
+        peak_db = 20 * np.log10(float(np.max(np.abs(samples))))
+        gain_db = min(gain_db, settings.peak_ceiling_dbfs - peak_db)
+        samples = samples * np.float32(10 ** (gain_db / 20))
+    return samples.astype(np.float32)
+
+
+def _frame_rms_db(samples: np.ndarray, frame: int, hop: int) -> np.ndarray:
+    padded = np.pad(samples, (0, max(0, frame - samples.size)))
+    count = 1 + (padded.size - frame) // hop
+    frames = np.lib.stride_tricks.as_strided(padded, (count, frame), (padded.strides[0] * hop, padded.strides[0]))
+    return 10 * np.log10(np.mean(frames.astype(np.float64) ** 2, axis=1) + 1e-12)
+
+
+def trim_silence(samples: np.ndarray, sample_rate_hz: int, top_db: float, pad_s: float) -> np.ndarray:
+    """Cut leading and trailing frames more than ``top_db`` below the loudest frame, keeping ``pad_s`` around."""
+    frame, hop = int(0.025 * sample_rate_hz), int(0.010 * sample_rate_hz)
+    levels = _frame_rms_db(samples, frame, hop)
+    loud = np.flatnonzero(levels > max(levels.max() - top_db, -80.0))
+    if loud.size == 0:
+        return samples[:0]
+    pad = int(pad_s * sample_rate_hz)
+    start = max(0, loud[0] * hop - pad)
+    end = min(samples.size, loud[-1] * hop + frame + pad)
+    return samples[start:end]
+
+
+def _biquad(kind: str, fc: float, q: float, gain_db: float, rate: float) -> tuple[np.ndarray, np.ndarray]:
+    # Robert Bristow-Johnson's cookbook filters; the BS.1770 K-weighting is a high shelf then a high pass.
+    a_gain, w0 = 10 ** (gain_db / 40), 2 * np.pi * fc / rate
+    alpha, cos_w0 = np.sin(w0) / (2 * q), np.cos(w0)
+    if kind == "high_shelf":
+        root = 2 * np.sqrt(a_gain) * alpha
+        b = [a_gain * ((a_gain + 1) + (a_gain - 1) * cos_w0 + root), -2 * a_gain * ((a_gain - 1) + (a_gain + 1) * cos_w0),
+             a_gain * ((a_gain + 1) + (a_gain - 1) * cos_w0 - root)]
+        a = [(a_gain + 1) - (a_gain - 1) * cos_w0 + root, 2 * ((a_gain - 1) - (a_gain + 1) * cos_w0),
+             (a_gain + 1) - (a_gain - 1) * cos_w0 - root]
+    else:
+        b = [(1 + cos_w0) / 2, -(1 + cos_w0), (1 + cos_w0) / 2]
+        a = [1 + alpha, -2 * cos_w0, 1 - alpha]
+    return np.array(b) / a[0], np.array(a) / a[0]
+
+
+def integrated_loudness(samples: np.ndarray, sample_rate_hz: int) -> float:
+    """ITU-R BS.1770-4 integrated loudness (LUFS) of a mono signal: K-weighting, 400 ms blocks, two gates."""
+    from scipy.signal import lfilter
+
+    weighted = samples.astype(np.float64)
+    for kind, fc, q, gain in (("high_shelf", 1681.97, 0.7072, 3.9998), ("high_pass", 38.135, 0.5003, 0.0)):
+        b, a = _biquad(kind, fc, q, gain, sample_rate_hz)
+        weighted = lfilter(b, a, weighted)
+    block, hop = int(0.4 * sample_rate_hz), int(0.1 * sample_rate_hz)
+    if weighted.size < block:
+        powers = np.array([np.mean(weighted**2)])
+    else:
+        starts = range(0, weighted.size - block + 1, hop)
+        powers = np.array([np.mean(weighted[s : s + block] ** 2) for s in starts])
+    loudness = -0.691 + 10 * np.log10(powers + 1e-12)
+    gated = powers[loudness > -70.0]
+    if gated.size == 0:
+        return -70.0
+    relative = -0.691 + 10 * np.log10(np.mean(gated)) - 10.0
+    gated = gated[-0.691 + 10 * np.log10(gated) > relative]
+    return float(-0.691 + 10 * np.log10(np.mean(gated)))
+
+
+def wav_bytes(samples: np.ndarray, sample_rate_hz: int) -> bytes:
+    """16-bit PCM mono WAV; written with the standard library so the bytes depend on the samples only."""
+    pcm = np.clip(np.round(samples * 32767.0), -32768, 32767).astype("<i2")
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(sample_rate_hz)
+        out.writeframes(pcm.tobytes())
+    return buffer.getvalue()
+
+
+def read_wav(path: Path) -> tuple[np.ndarray, int]:
+    with wave.open(str(path), "rb") as handle:
+        if handle.getsampwidth() != 2 or handle.getnchannels() != 1:
+            raise ValueError(f"{path}: expected 16-bit mono WAV as the clip store writes")
+        pcm = np.frombuffer(handle.readframes(handle.getnframes()), dtype="<i2")
+        return (pcm.astype(np.float32) / 32767.0), handle.getframerate()
+
+
+@dataclass(frozen=True)
+class StoredClip:
+    """What the store knows of a clip key: where its audio is and how long it is."""
+
+    key: str
+    audio_sha256: str
+    path: str  # relative to the store root
+    sample_rate_hz: int
+    duration_s: float
+
+
+class ClipStore:
+    """Content-addressed clips: ``audio/<sha[:2]>/<sha>.wav`` and ``keys/<key[:2]>/<key>.json``."""
+
+    def __init__(self, root: Path | None = None):
+        default = os.environ.get(STORE_ENV) or Path.home() / ".cache" / "s2sbench" / "clips"
+        self.root = Path(root if root is not None else default).expanduser()
+
+    def abspath(self, relpath: str) -> Path:
+        return self.root / relpath
+
+    def load(self, relpath: str) -> np.ndarray:
+        samples, _ = read_wav(self.abspath(relpath))
+        return samples
+
+    def _key_path(self, key: str) -> Path:
+        return self.root / "keys" / key[:2] / f"{key}.json"
+
+    def lookup(self, key: str) -> StoredClip | None:
+        """The clip stored under ``key``, or None (also when its audio file has gone missing)."""
+        path = self._key_path(key)
+        if not path.exists():
+            return None
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        clip = StoredClip(**{name: entry[name] for name in StoredClip.__dataclass_fields__})
+        return clip if self.abspath(clip.path).exists() else None
+
+    def put(self, key: str, samples: np.ndarray, sample_rate_hz: int, provenance: dict) -> StoredClip:
+        """Store ``samples`` (once per content) and record ``key`` -> it, with what made it."""
+        data = wav_bytes(samples, sample_rate_hz)
+        digest = sha256_bytes(data)
+        relpath = f"audio/{digest[:2]}/{digest}.wav"
+        if not self.abspath(relpath).exists():
+            atomic_write_bytes(self.abspath(relpath), data)
+        clip = StoredClip(key=key, audio_sha256=digest, path=relpath, sample_rate_hz=sample_rate_hz,
+                          duration_s=round(samples.size / sample_rate_hz, 4))
+        atomic_write_text(self._key_path(key), json.dumps({**asdict(clip), **provenance}, ensure_ascii=False, indent=1))
+        return clip

@@ -1,0 +1,127 @@
+"""Coqui TTS (the maintained ``coqui-tts`` fork, import name ``TTS``): any model it can load.
+
+``voice.model`` is a hub name (``tts_models/en/vctk/vits``, ``tts_models/multilingual/multi-dataset/xtts_v2``) that
+Coqui downloads on first use, or a local model directory holding a checkpoint (``model.pth``, ``model_file.pth``,
+``checkpoint.pth`` or ``best_model.pth``) and its ``config.json``. ``voice.speaker`` is a speaker id of a
+multi-speaker model, or a reference recording (``.wav``/``.flac``/``.mp3``) that a cloning model such as XTTS-v2
+imitates. Multilingual models get ``options.language`` or the voice's language (``zh`` becomes XTTS's ``zh-cn``).
+
+Determinism: torch's generator is seeded with the clip's seed before every call, which makes CPU inference
+repeatable (VITS noise, XTTS sampling).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from s2sbench.pipeline.manifest import sha256_file
+from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform
+
+CHECKPOINT_NAMES = ("model.pth", "model_file.pth", "checkpoint.pth", "best_model.pth", "model_file.pth.tar")
+REFERENCE_SUFFIXES = {".wav", ".flac", ".mp3", ".ogg"}
+# Coqui's multilingual models name some languages differently from ISO 639-1.
+COQUI_LANGUAGE = {"zh": "zh-cn"}
+
+
+def local_checkpoint(model: str) -> tuple[Path, Path] | None:
+    """(checkpoint, config) of a local model directory, or None when ``model`` is not a directory."""
+    folder = Path(model).expanduser()
+    if not folder.is_dir():
+        return None
+    config = folder / "config.json"
+    checkpoints = [folder / name for name in CHECKPOINT_NAMES if (folder / name).exists()]
+    if not config.exists() or not checkpoints:
+        raise SynthesisError(f"coqui model directory {folder} needs config.json and one of {', '.join(CHECKPOINT_NAMES)}")
+    return checkpoints[0], config
+
+
+def reference_wav(voice: Voice) -> Path | None:
+    """The reference recording of a cloning voice, or None when ``voice.speaker`` is a speaker id (or unset)."""
+    if voice.speaker is None or Path(voice.speaker).suffix.lower() not in REFERENCE_SUFFIXES:
+        return None
+    path = Path(voice.speaker).expanduser()
+    if not path.exists():
+        raise SynthesisError(f"voice '{voice.id}': reference recording not found: {path}")
+    return path
+
+
+@cache
+def _file_hash(path: Path) -> str:
+    return sha256_file(path)[:16]
+
+
+def _hub_folder(model: str) -> Path:
+    from trainer.io import get_user_data_dir
+
+    return Path(get_user_data_dir("tts")) / model.replace("/", "--")
+
+
+class CoquiEngine(TTSEngine):
+    name = "coqui"
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, object] = {}
+
+    def model_version(self, voice: Voice) -> str:
+        parts = [f"coqui-tts=={importlib.metadata.version('coqui-tts')}"]
+        local = local_checkpoint(voice.model)
+        if local is None:
+            parts.append(f"hub={voice.model}")
+        else:
+            parts.append(f"checkpoint-sha256={_file_hash(local[0])};config-sha256={_file_hash(local[1])}")
+        reference = reference_wav(voice)
+        if reference is not None:
+            parts.append(f"reference-sha256={_file_hash(reference)}")
+        return ";".join(parts)
+
+    def missing(self, voice: Voice) -> str | None:
+        try:
+            local = local_checkpoint(voice.model)
+            reference_wav(voice)
+        except SynthesisError as error:
+            return str(error)
+        if local is None and not _hub_folder(voice.model).is_dir():
+            return f"coqui model '{voice.model}' is not downloaded yet (Coqui fetches it on first use; needs network)"
+        return None
+
+    def _tts(self, model: str):
+        if model not in self._loaded:
+            from TTS.api import TTS
+
+            local = local_checkpoint(model)
+            try:
+                if local is None:
+                    self._loaded[model] = TTS(model, progress_bar=False)
+                else:
+                    self._loaded[model] = TTS(model_path=str(local[0]), config_path=str(local[1]), progress_bar=False)
+            except (OSError, KeyError, ValueError, RuntimeError) as error:
+                raise SynthesisError(f"coqui could not load model '{model}': {error}") from error
+        return self._loaded[model]
+
+    def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
+        import torch
+
+        tts = self._tts(voice.model)
+        kwargs: dict[str, object] = {"split_sentences": bool(voice.options.get("split_sentences", True))}
+        reference = reference_wav(voice)
+        if reference is not None:
+            kwargs["speaker_wav"] = str(reference)
+        elif voice.speaker is not None:
+            kwargs["speaker"] = voice.speaker
+        if tts.is_multi_lingual:
+            kwargs["language"] = voice.options.get("language", COQUI_LANGUAGE.get(voice.language, voice.language))
+        torch.manual_seed(seed)
+        try:
+            with torch.inference_mode():
+                samples = tts.tts(text, **kwargs)
+        except (ValueError, RuntimeError, KeyError) as error:
+            raise SynthesisError(f"coqui failed on voice '{voice.id}': {error}") from error
+        return Waveform(
+            samples=np.asarray(samples, dtype=np.float32).reshape(-1),
+            sample_rate_hz=int(tts.synthesizer.output_sample_rate),
+        )
+

@@ -1,0 +1,74 @@
+"""espeak-ng (the Debian/Homebrew binary): formant synthesis, fully deterministic, English and Mandarin.
+
+Mandarin: espeak-ng's Hanzi voice ``cmn`` misreads many characters, so a voice with ``options: {pinyin: true}``
+is fed numbered pinyin (pypinyin TONE3, neutral tone as 5) and read with the ``cmn-latn-pinyin`` voice.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform
+
+# Full-width punctuation -> ASCII, so espeak-ng pauses at it instead of spelling it out.
+_PUNCTUATION = str.maketrans({"，": ",", "。": ".", "！": "!", "？": "?", "；": ";", "：": ":", "、": ",",
+                              "“": '"', "”": '"', "‘": "'", "’": "'", "（": "(", "）": ")", "《": '"', "》": '"'})
+
+
+def to_numbered_pinyin(text: str) -> str:
+    """Hanzi -> space-separated numbered pinyin (``你好。`` -> ``ni3 hao3 .``); other characters pass through."""
+    from pypinyin import Style, lazy_pinyin
+
+    syllables = lazy_pinyin(text, style=Style.TONE3, neutral_tone_with_five=True)
+    return " ".join(syllables).translate(_PUNCTUATION)
+
+
+@cache
+def _binary() -> str:
+    path = shutil.which("espeak-ng")
+    if path is None:
+        raise SynthesisError("espeak-ng is not installed (Debian: apt-get install espeak-ng; `make setup` does it)")
+    return path
+
+
+@cache
+def _version() -> str:
+    result = subprocess.run([_binary(), "--version"], capture_output=True, text=True, check=True)
+    return result.stdout.split("Data at")[0].strip()
+
+
+class EspeakEngine(TTSEngine):
+    """``voice.model`` is an espeak-ng voice name (``en-us``, ``cmn-latn-pinyin``); options: ``pinyin`` (bool),
+    ``speed_wpm`` (int), ``pitch`` (0-99). The seed has no effect: espeak-ng has no randomness."""
+
+    name = "espeak-ng"
+
+    def model_version(self, voice: Voice) -> str:
+        return f"{_version()};voice={voice.model or 'en-us'}"
+
+    def missing(self, voice: Voice) -> str | None:
+        return None if shutil.which("espeak-ng") else "espeak-ng is not installed"
+
+    def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
+        import soundfile
+
+        spoken = to_numbered_pinyin(text) if voice.options.get("pinyin") else text
+        command = [_binary(), "-v", voice.model or "en-us"]
+        if "speed_wpm" in voice.options:
+            command += ["-s", str(int(voice.options["speed_wpm"]))]
+        if "pitch" in voice.options:
+            command += ["-p", str(int(voice.options["pitch"]))]
+        with tempfile.TemporaryDirectory(prefix="s2sbench-espeak-") as folder:
+            wav = Path(folder) / "out.wav"
+            # The text goes through stdin so it is never parsed as an option (a text starting with "-").
+            result = subprocess.run(command + ["-w", str(wav), "--stdin"], input=spoken, capture_output=True, text=True)
+            if result.returncode != 0 or not wav.exists():
+                raise SynthesisError(f"espeak-ng failed (exit {result.returncode}): {result.stderr.strip()[:300]}")
+            samples, rate = soundfile.read(wav, dtype="float32", always_2d=True)
+        return Waveform(samples=np.ascontiguousarray(samples.mean(axis=1)), sample_rate_hz=int(rate))
