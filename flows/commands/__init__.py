@@ -7,4 +7,5 @@ COMMAND_MODULES = [
     "evaluate",
     "tasks",
     "items",
+    "verify",
 ]

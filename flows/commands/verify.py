@@ -1,0 +1,62 @@
+"""``s2sbench verify``: re-verify an existing build with another ASR model, without re-synthesizing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+EXAMPLES = """examples:
+  s2sbench verify build/
+  s2sbench verify build/ --engine openai-whisper --model tiny.en
+  s2sbench verify build/ --model large-v3 --device cuda --batch-size 16 --out build/reverify-large
+  s2sbench verify build/ --model /models/whisper-small-ct2 --compute-type float32 --store ~/clips
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="re-verify a build's clips with another ASR model and write a new audit",
+        description=(
+            "Transcribe every kept clip of a build again (for example with a larger Whisper), apply each task's gate, "
+            "and write a new audit (verification.jsonl + report.json) beside the build; the build is not changed."
+        ),
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("build_dir", type=Path, metavar="DIR", help="a build directory made by `s2sbench build`")
+    parser.add_argument("--engine", default="faster-whisper", help="ASR engine: faster-whisper or openai-whisper")
+    parser.add_argument("--model", default="tiny.en", help="model name, CTranslate2 directory or .pt checkpoint")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--compute-type", help="int8 or float32 on CPU (faster-whisper), float16 on CUDA")
+    parser.add_argument("--batch-size", type=int, default=8, help="clips decoded together")
+    parser.add_argument("--store", type=Path, help="clip store the build used (default: the build's, else $S2SBENCH_CLIP_STORE)")
+    parser.add_argument("--out", type=Path, help="where to write the new audit (default: DIR/reverify/<model>)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from s2sbench.flows.cli import CommandError
+    from s2sbench.pipeline.asr import get_asr
+    from s2sbench.pipeline.reverify import default_out_dir, reverify_build
+
+    if not (args.build_dir / "clips.jsonl").is_file():
+        raise CommandError(f"{args.build_dir}: no clips.jsonl; pass a directory made by `s2sbench build`")
+    options = {"device": args.device, "batch_size": args.batch_size}
+    if args.compute_type:
+        options["compute_type"] = args.compute_type
+    asr = get_asr(args.engine, args.model, **options)
+    out_dir = args.out or default_out_dir(args.build_dir, asr)
+    report = reverify_build(args.build_dir, asr, out_dir, clip_store=args.store)
+    overall = report["verification"]["overall"]
+    print(f"re-verified {report['clips']} clips with {report['asr_model']}")
+    print(json.dumps({"status": overall["status"], "status_changes": report["status_changes"]}, indent=2))
+    for group in report["verification"]["groups"]:
+        rates = group["error_rate"]
+        mean = f"{rates['mean']:.3f}" if rates["n"] else "n/a"
+        print(f"  {group['task']} [{group['language']}] {group['voice']}: {group['status']}, mean {'/'.join(group['metrics'])} {mean}")
+    if report["rows_now_rejected"]:
+        print(f"{len(report['rows_now_rejected'])} row(s) would now be dropped: {', '.join(report['rows_now_rejected'][:10])}")
+    print(f"audit: {out_dir / 'verification.jsonl'}   report: {out_dir / 'report.json'}")
+    return 0

@@ -1,0 +1,388 @@
+"""The ASR gate: normalize, score a transcript against the text it should say, and decide whether a clip is kept.
+
+- Normalization: English through Whisper's English normalizer (numbers, spelling variants, contractions); Chinese,
+  Japanese (and other languages written without spaces) by removing punctuation and spaces, after converting
+  traditional to simplified characters for Chinese; every other language through Whisper's basic normalizer.
+- Scoring: CER for languages written without spaces, WER elsewhere, both through jiwer, keeping the substitutions,
+  deletions and insertions.
+- Gate: the error-rate threshold, the speech rate over the voiced span, the longest internal silence, and two
+  hallucination checks (an n-gram looping, a transcript much longer than the reference). A clip whose language the
+  ASR model cannot transcribe is ``unverified``, never silently passed.
+
+The per-attempt records (:class:`ClipCheck`) are the audit; :func:`summarize_checks` condenses them for the build
+report. Re-verifying an existing build lives in :mod:`s2sbench.pipeline.reverify`.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
+from s2sbench.pipeline.records import Clip, ClipCheck, Item
+from s2sbench.pipeline.tasks import GateConfig, SpeechRate
+
+log = logging.getLogger(__name__)
+
+CER_LANGUAGES = frozenset({"zh", "ja", "yue", "th", "lo", "my", "km", "bo"})  # written without spaces between words
+TRADITIONAL_TO_SIMPLIFIED = frozenset({"zh", "yue"})
+SAMPLE_RATE_HZ = 16000
+FRAME_S = 0.02  # analysis frame for the silence and speech-rate checks
+MAX_NGRAM = 4
+HISTOGRAM_EDGES = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)
+
+
+def base_language(language: str) -> str:
+    return language.split("-")[0].split("_")[0].lower()
+
+
+def metric_for(language: str) -> str:
+    return "cer" if base_language(language) in CER_LANGUAGES else "wer"
+
+
+@functools.cache
+def _english_normalizer():
+    from whisper.normalizers import EnglishTextNormalizer
+
+    return EnglishTextNormalizer()
+
+
+@functools.cache
+def _basic_normalizer():
+    from whisper.normalizers import BasicTextNormalizer
+
+    return BasicTextNormalizer()
+
+
+@functools.cache
+def _to_simplified():
+    from opencc import OpenCC
+
+    return OpenCC("t2s").convert
+
+
+def _strip_punctuation(text: str) -> str:
+    # Unicode punctuation (P*) and symbols (S*) go; letters, digits and marks stay
+    return "".join(char for char in text if not unicodedata.category(char).startswith(("P", "S")))
+
+
+def normalize(text: str, language: str) -> str:
+    """The text as scored: for CER languages a string without spaces, otherwise words separated by one space."""
+    code = base_language(language)
+    if code in CER_LANGUAGES:
+        text = unicodedata.normalize("NFKC", text).lower()
+        if code in TRADITIONAL_TO_SIMPLIFIED:
+            text = _to_simplified()(text)
+        return re.sub(r"\s+", "", _strip_punctuation(text))
+    normalizer = _english_normalizer() if code == "en" else _basic_normalizer()
+    return " ".join(normalizer(text).split())
+
+
+def units(normalized: str, metric: str) -> list[str]:
+    """What the metric counts: words for WER, characters (spaces excluded) for CER."""
+    return list(normalized.replace(" ", "")) if metric == "cer" else normalized.split()
+
+
+@dataclass(frozen=True)
+class ErrorRate:
+    metric: str  # "wer" | "cer"
+    rate: float  # (S + D + I) / reference length, a fraction (can exceed 1 with many insertions)
+    substitutions: int
+    deletions: int
+    insertions: int
+    reference: str  # normalized
+    hypothesis: str  # normalized
+
+
+def score_normalized(reference: str, hypothesis: str, metric: str) -> ErrorRate:
+    """WER or CER of already-normalized strings through jiwer."""
+    import jiwer
+
+    if metric not in ("wer", "cer"):
+        raise ValueError(f"unknown metric '{metric}' (known: cer, wer)")
+    if not units(reference, metric):
+        # jiwer has no answer for an empty reference: nothing to say, so any word heard is an error
+        inserted = len(units(hypothesis, metric))
+        return ErrorRate(metric, float(inserted > 0), 0, 0, inserted, reference, hypothesis)
+    if metric == "cer":
+        out = jiwer.process_characters(reference, hypothesis)
+        rate = out.cer
+    else:
+        out = jiwer.process_words(reference, hypothesis)
+        rate = out.wer
+    return ErrorRate(metric, float(rate), out.substitutions, out.deletions, out.insertions, reference, hypothesis)
+
+
+def error_rate(reference: str, hypothesis: str, language: str, metric: str | None = None) -> ErrorRate:
+    """Normalize both texts for ``language`` and score them: CER for zh/ja and other unspaced scripts, else WER."""
+    metric = metric or metric_for(language)
+    return score_normalized(normalize(reference, language), normalize(hypothesis, language), metric)
+
+
+# --- signal checks -------------------------------------------------------------------------------------------------
+
+
+def voiced_frames(audio: np.ndarray, threshold_db: float) -> np.ndarray:
+    """One flag per 20 ms frame: louder than ``threshold_db`` below the loudest frame."""
+    size = int(FRAME_S * SAMPLE_RATE_HZ)
+    count = len(audio) // size
+    if count == 0:
+        return np.zeros(0, dtype=bool)
+    rms = np.sqrt(np.mean(np.square(audio[: count * size].reshape(count, size), dtype=np.float64), axis=1))
+    peak = rms.max()
+    if peak <= 0:
+        return np.zeros(count, dtype=bool)
+    return 20 * np.log10(np.maximum(rms, 1e-12) / peak) > threshold_db
+
+
+def voiced_span_s(voiced: np.ndarray) -> float:
+    """Seconds from the first voiced frame to the last."""
+    indices = np.flatnonzero(voiced)
+    return 0.0 if indices.size == 0 else float(indices[-1] - indices[0] + 1) * FRAME_S
+
+
+def longest_internal_silence_s(voiced: np.ndarray) -> float:
+    """The longest run of silent frames between the first and the last voiced frame, in seconds."""
+    indices = np.flatnonzero(voiced)
+    if indices.size < 2:
+        return 0.0
+    return float(np.diff(indices).max() - 1) * FRAME_S
+
+
+def longest_repeat(tokens: Sequence[str]) -> tuple[int, tuple[str, ...]]:
+    """The most back-to-back copies of any n-gram (n <= 4) and that n-gram: ``a b a b a b`` -> (3, ('a', 'b'))."""
+    best: tuple[int, tuple[str, ...]] = (1 if tokens else 0, tuple(tokens[:1]))
+    for size in range(1, MAX_NGRAM + 1):
+        for start in range(len(tokens) - 2 * size + 1):
+            gram = tuple(tokens[start : start + size])
+            copies, position = 1, start + size
+            while tuple(tokens[position : position + size]) == gram:
+                copies, position = copies + 1, position + size
+            if copies > best[0]:
+                best = (copies, gram)
+    return best
+
+
+def speech_rate_bounds(gate: GateConfig, language: str) -> SpeechRate:
+    code = base_language(language)
+    return gate.speech_rate.get(code) or gate.speech_rate.get("default") or SpeechRate(min_per_s=0.7, max_per_s=9.0)
+
+
+def signal_reasons(audio: np.ndarray, reference_units: int, metric: str, gate: GateConfig, language: str) -> list[str]:
+    """Reasons a clip fails the checks that need no ASR: no speech, speech rate, long internal silence."""
+    voiced = voiced_frames(audio, gate.silence_threshold_db)
+    span_s = voiced_span_s(voiced)
+    if span_s == 0:
+        return [f"no_speech: nothing above {gate.silence_threshold_db:g} dB in {len(audio) / SAMPLE_RATE_HZ:.2f} s"]
+    reasons = []
+    bounds = speech_rate_bounds(gate, language)
+    rate = reference_units / span_s
+    if not bounds.min_per_s <= rate <= bounds.max_per_s:
+        unit = "chars" if metric == "cer" else "words"
+        reasons.append(
+            f"speech_rate: {rate:.2f} {unit}/s over {span_s:.2f} s voiced, outside [{bounds.min_per_s:g}, {bounds.max_per_s:g}]"
+        )
+    silence_s = longest_internal_silence_s(voiced)
+    if silence_s > gate.max_internal_silence_s:
+        reasons.append(f"long_silence: {silence_s:.2f} s > {gate.max_internal_silence_s:g} s")
+    return reasons
+
+
+def transcript_reasons(score: ErrorRate, gate: GateConfig) -> list[str]:
+    """Reasons a transcript fails: error rate over the threshold, a looping n-gram, a transcript far too long."""
+    reasons = []
+    if score.rate > gate.max_error_rate:
+        reasons.append(f"error_rate: {score.metric} {score.rate:.3f} > {gate.max_error_rate:g}")
+    reference, hypothesis = units(score.reference, score.metric), units(score.hypothesis, score.metric)
+    copies, gram = longest_repeat(hypothesis)
+    if copies > gate.max_ngram_repeats and copies > longest_repeat(reference)[0]:
+        joiner = "" if score.metric == "cer" else " "
+        reasons.append(f"repeated_ngram: '{joiner.join(gram)}' x{copies}")
+    ratio = len(hypothesis) / max(len(reference), 1)
+    if ratio > gate.max_length_ratio:
+        reasons.append(f"too_long: transcript {ratio:.2f}x the reference length > {gate.max_length_ratio:g}")
+    return reasons
+
+
+# --- the gate ------------------------------------------------------------------------------------------------------
+
+
+class Verifier:
+    """Checks clips of one language against one gate; ``asr`` None (or a model without the language) checks only
+    the signal and marks passing clips ``unverified``."""
+
+    def __init__(self, asr: ASREngine | None, gate: GateConfig, language: str):
+        self.asr = asr
+        self.gate = gate
+        self.language = language
+        # a task that does not choose a metric gets the one its language is scored by
+        self.metric = gate.metric if "metric" in gate.model_fields_set else metric_for(language)
+        if asr is None:
+            self.unverified_reason = "unverified: no ASR model configured; signal checks only"
+        elif not asr.supports(base_language(language)):
+            known = ", ".join(sorted(asr.languages() or []))
+            self.unverified_reason = (
+                f"unverified: ASR model {asr.model_id} cannot transcribe '{language}' (it knows: {known}); "
+                "signal checks only"
+            )
+        else:
+            self.unverified_reason = ""
+        if self.unverified_reason:
+            log.warning("%s", self.unverified_reason)
+
+    @property
+    def asr_model(self) -> str:
+        return self.asr.model_id if self.asr is not None else "none"
+
+    def check_batch(self, clips: Sequence[Clip], audios: Sequence[np.ndarray], attempt: int) -> list[ClipCheck]:
+        """One :class:`ClipCheck` per clip; ``audios`` are the clips' samples as float32 mono at 16 kHz."""
+        if len(clips) != len(audios):
+            raise ValueError(f"check_batch: {len(clips)} clips but {len(audios)} audio arrays")
+        for clip in clips:
+            if clip.sample_rate_hz != SAMPLE_RATE_HZ:
+                raise ValueError(
+                    f"clip {clip.item_id} {clip.role}: sample rate {clip.sample_rate_hz} Hz, the gate needs {SAMPLE_RATE_HZ}"
+                )
+        audios = [np.asarray(audio, dtype=np.float32).reshape(-1) for audio in audios]
+        references = [normalize(clip.text, self.language) for clip in clips]
+        reasons = [
+            signal_reasons(audio, len(units(reference, self.metric)), self.metric, self.gate, self.language)
+            if np.isfinite(audio).all()
+            else ["no_speech: audio has NaN or infinite samples"]
+            for audio, reference in zip(audios, references)
+        ]
+        heard = [index for index, found in enumerate(reasons) if not any(r.startswith("no_speech") for r in found)]
+        transcripts = self._transcribe([audios[index] for index in heard]) if not self.unverified_reason else []
+        checks = []
+        by_index = dict(zip(heard, transcripts))
+        for index, clip in enumerate(clips):
+            checks.append(self._check(clip, attempt, references[index], reasons[index], by_index.get(index)))
+        return checks
+
+    def _transcribe(self, audios: list[np.ndarray]) -> list[str | TranscriptionError]:
+        """Transcripts in one batch; if the batch fails, clip by clip, so one bad clip only fails itself."""
+        if not audios:
+            return []
+        try:
+            return list(self.asr.transcribe(audios, self.language))
+        except TranscriptionError:
+            results: list[str | TranscriptionError] = []
+            for audio in audios:
+                try:
+                    results.append(self.asr.transcribe([audio], self.language)[0])
+                except TranscriptionError as error:
+                    results.append(error)
+            return results
+
+    def _check(
+        self, clip: Clip, attempt: int, reference: str, reasons: list[str], transcript: str | TranscriptionError | None
+    ) -> ClipCheck:
+        fields = dict(
+            item_id=clip.item_id, role=clip.role, attempt=attempt, clip_key=clip.key, voice=clip.voice, seed=clip.seed,
+            asr_model=self.asr_model, reference=reference, metric="none", hypothesis="", transcript="", error_rate=None,
+        )
+        reasons = list(reasons)
+        if isinstance(transcript, TranscriptionError):
+            reasons.append(f"transcription_failed: {transcript}")
+        elif transcript is not None:
+            score = score_normalized(reference, normalize(transcript, self.language), self.metric)
+            reasons.extend(transcript_reasons(score, self.gate))
+            fields |= dict(
+                metric=score.metric, hypothesis=score.hypothesis, transcript=transcript, error_rate=score.rate,
+                substitutions=score.substitutions, deletions=score.deletions, insertions=score.insertions,
+            )
+        if reasons:
+            status, reason = "rejected", "; ".join(reasons)
+        elif self.unverified_reason:
+            status, reason = "unverified", self.unverified_reason
+        else:
+            status, reason = "passed", ""
+        return ClipCheck(**fields, passed=status == "passed", status=status, reason=reason)
+
+
+# --- the audit summary ---------------------------------------------------------------------------------------------
+
+
+def reason_codes(reason: str) -> list[str]:
+    """``"error_rate: wer 0.4 > 0.15; long_silence: 2 s > 1.5 s"`` -> ``["error_rate", "long_silence"]``."""
+    return [part.split(":")[0].strip() for part in reason.split("; ") if part.strip()]
+
+
+def distribution(rates: Sequence[float]) -> dict:
+    """Summary statistics and a histogram of error rates (rates above 1 fall in the last bin)."""
+    if not rates:
+        return {"n": 0}
+    values = np.asarray(rates, dtype=np.float64)
+    counts, _ = np.histogram(np.clip(values, 0.0, 1.0), bins=HISTOGRAM_EDGES)
+    return {
+        "n": int(values.size),
+        "mean": float(values.mean()),
+        "median": float(np.median(values)),
+        "p90": float(np.quantile(values, 0.9)),
+        "p95": float(np.quantile(values, 0.95)),
+        "max": float(values.max()),
+        "zero_fraction": float((values == 0).mean()),
+        "histogram": {"edges": list(HISTOGRAM_EDGES), "counts": counts.tolist()},
+    }
+
+
+def final_checks(checks: Iterable[ClipCheck]) -> list[ClipCheck]:
+    """The last attempt of each clip (item, voice, role): what decided whether the clip was kept."""
+    last: dict[tuple[str, str, str], ClipCheck] = {}
+    for check in checks:
+        key = (check.item_id, check.voice, check.role)
+        if key not in last or check.attempt >= last[key].attempt:
+            last[key] = check
+    return list(last.values())
+
+
+def _group_summary(checks: list[ClipCheck]) -> dict:
+    final = final_checks(checks)
+    return {
+        "attempts": len(checks),
+        "clips": len(final),
+        "status": dict(Counter(check.status for check in checks)),
+        "final_status": dict(Counter(check.status for check in final)),
+        "metrics": sorted({check.metric for check in checks}),
+        "error_rate": distribution([check.error_rate for check in checks if check.error_rate is not None]),
+        "final_error_rate": distribution([check.error_rate for check in final if check.error_rate is not None]),
+        "reject_reasons": dict(Counter(code for check in checks if check.status == "rejected" for code in reason_codes(check.reason))),
+        "final_reject_reasons": dict(
+            Counter(code for check in final if check.status == "rejected" for code in reason_codes(check.reason))
+        ),
+        "retried_clips": sum(1 for check in final if check.attempt > 1),
+    }
+
+
+def summarize_checks(checks: Iterable[ClipCheck], items_by_id: Mapping[str, Item]) -> dict:
+    """The verification part of ``build_report.json``: overall and per (task, language, voice) counts, error-rate
+    distributions over every attempt and over each clip's final attempt, and the reject reasons."""
+    checks = list(checks)
+    groups: dict[tuple[str, str, str], list[ClipCheck]] = defaultdict(list)
+    for check in checks:
+        item = items_by_id.get(check.item_id)
+        if item is None:
+            raise ValueError(f"verification check {check.id}: item '{check.item_id}' is not among the build's items")
+        groups[(item.task, item.language, check.voice)].append(check)
+    return {
+        "asr_models": sorted({check.asr_model for check in checks}),
+        "overall": _group_summary(checks),
+        "groups": [
+            {"task": task, "language": language, "voice": voice, **_group_summary(members)}
+            for (task, language, voice), members in sorted(groups.items())
+        ],
+    }
+
+
+def reverify_build(build_dir, asr: ASREngine, out_dir=None, **options) -> dict:
+    """Re-verify a finished build with another ASR model; see :func:`s2sbench.pipeline.reverify.reverify_build`."""
+    from s2sbench.pipeline.reverify import reverify_build as reverify
+
+    return reverify(build_dir, asr, out_dir, **options)
