@@ -33,6 +33,7 @@ class Request:
     continuation: str | Audio
     group: str = ""
     context_prefix: str = ""  # text before the audio for speech contexts (instruction markup)
+    language: str = ""  # language of the context ("en", "zh"); the cascade's ASR needs it for speech contexts
 
 
 @dataclass(frozen=True)

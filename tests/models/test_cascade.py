@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from s2sbench.evaluation.models import AdapterError, Request, get_adapter
+
+
+@pytest.fixture(scope="module")
+def cascade(tiny_gpt2_dir):
+    return get_adapter("cascade", asr_engine="faster-whisper", asr_model="tiny.en",
+                       asr_options={"device": "cpu", "compute_type": "int8"}, lm="hf-causal", model=str(tiny_gpt2_dir))
+
+
+def test_cascade_scores_the_transcript_like_a_text_request(cascade, spoken_contexts):
+    calls = []
+    transcribe = cascade.asr.transcribe
+
+    def counting(clips, language):
+        calls.append(len(clips))
+        return transcribe(clips, language)
+
+    cascade.asr.transcribe = counting
+    endings = [" She disliked her roommate.", " They went to a music show together."]
+    requests = [Request(context=audio, continuation=ending.strip(), group=f"g{i}",
+                        context_prefix="Below is a segment of alternating speech and text content: ", language="en")
+                for i, audio in enumerate(spoken_contexts) for ending in endings]
+    spoken = cascade.loglikelihood(requests)
+    assert calls == [2]  # two distinct audios, four requests, one ASR call
+    cascade.loglikelihood(requests)
+    assert calls == [2]  # cached across calls
+
+    transcripts = list(cascade.transcribe(requests).values())
+    assert transcripts[0].lower().startswith("karen was assigned a roommate")
+    text_requests = [Request(context=transcripts[i], continuation=ending, group=f"t{i}")
+                     for i in range(2) for ending in endings]
+    expected = cascade.lm.loglikelihood(text_requests)
+    np.testing.assert_allclose([r.sum_logprob for r in spoken], [r.sum_logprob for r in expected], atol=1e-5)
+    assert all(r.sum_logprob < 0 for r in spoken)
+
+
+def test_cascade_declares_the_asr_languages(cascade, spoken_contexts):
+    assert cascade.kind == "cascade baseline"
+    assert cascade.speech_languages == frozenset({"en"})
+    assert cascade.supports("S->T", "zh")[0] is False
+    assert cascade.supports("S->T", "en")[0] is True
+    with pytest.raises(AdapterError, match="spoken continuation"):
+        cascade.loglikelihood([Request(context="x", continuation=spoken_contexts[0], group="g")])
