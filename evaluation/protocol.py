@@ -1,0 +1,129 @@
+"""The evaluation modes and the requests each mode asks a model to score.
+
+A mode names what the context and the continuation are: ``T->T`` (text, text: the upper bound), ``S->T`` (speech
+context, text continuation: the original S2SBench setting), ``S->S`` and ``T->S`` (continuation as speech, scored on
+the model's speech tokens). Each mode renders the task's template for it; the scored span is the continuation only.
+
+Text continuations follow lm-evaluation-harness's rule: the template is split at ``{continuation}`` and whitespace
+that ends the context part moves into the continuation, so ``"{context} {continuation}"`` scores ``" " + ending``
+after ``context`` (English), and ``"{context}{continuation}"`` scores ``ending`` (Chinese).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from s2sbench.evaluation.models.base import Audio, Request
+from s2sbench.pipeline.tasks import Templates
+
+TEXT_TO_TEXT = "T->T"
+SPEECH_TO_TEXT = "S->T"
+SPEECH_TO_SPEECH = "S->S"
+TEXT_TO_SPEECH = "T->S"
+MODES = (TEXT_TO_TEXT, SPEECH_TO_TEXT, SPEECH_TO_SPEECH, TEXT_TO_SPEECH)
+
+CONTEXT_SLOT = "{context}"
+CONTINUATION_SLOT = "{continuation}"
+AUDIO_SLOT = "<audio>"
+
+
+class ProtocolError(ValueError):
+    """A template or mode that cannot be used; the message names the template or the item."""
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ProtocolError(f"unknown mode '{mode}' (known: {', '.join(MODES)})")
+    return mode
+
+
+def context_is_speech(mode: str) -> bool:
+    return check_mode(mode)[0] == "S"
+
+
+def continuation_is_speech(mode: str) -> bool:
+    return check_mode(mode)[-1] == "S"
+
+
+def mode_slug(mode: str) -> str:
+    """A file-name-safe form of a mode: ``S->T`` -> ``S-T``."""
+    return check_mode(mode).replace("->", "-")
+
+
+@dataclass(frozen=True)
+class EvalItem:
+    """What the protocol needs of one dataset row (one item spoken by one voice)."""
+
+    item_id: str
+    task: str
+    language: str
+    voice: str
+    context: str
+    candidates: tuple[str, ...]
+    right: int
+    context_audio: Audio | None = None
+    candidate_audio: tuple[Audio, ...] | None = None
+
+
+def template_for(templates: Templates, mode: str) -> str:
+    """The template a mode renders: the speech one when the context is speech, else the text one."""
+    return templates.speech_context if context_is_speech(mode) else templates.text_context
+
+
+def _split_at_continuation(template: str) -> tuple[str, str]:
+    head, slot, tail = template.partition(CONTINUATION_SLOT)
+    if not slot:
+        raise ProtocolError(f"template {template!r} has no {CONTINUATION_SLOT}")
+    if tail:
+        # text after the continuation would be scored as if the model wrote it
+        raise ProtocolError(f"template {template!r} must end with {CONTINUATION_SLOT} (found {tail!r} after it)")
+    return head, tail
+
+
+def _move_trailing_space(prefix: str, continuation: str) -> tuple[str, str]:
+    stripped = prefix.rstrip()
+    return stripped, prefix[len(stripped):] + continuation
+
+
+def text_context_parts(template: str, context: str) -> tuple[str, str]:
+    """(rendered context, separator) of a text-context template; the separator starts every continuation."""
+    head, _ = _split_at_continuation(template)
+    if CONTEXT_SLOT not in head:
+        raise ProtocolError(f"text template {template!r} has no {CONTEXT_SLOT} before {CONTINUATION_SLOT}")
+    return _move_trailing_space(head.replace(CONTEXT_SLOT, context), "")
+
+
+def speech_context_parts(template: str) -> tuple[str, str]:
+    """(text before the audio, separator) of a speech-context template."""
+    head, _ = _split_at_continuation(template)
+    prefix, slot, between = head.partition(AUDIO_SLOT)
+    if not slot:
+        raise ProtocolError(f"speech template {template!r} has no {AUDIO_SLOT} before {CONTINUATION_SLOT}")
+    if CONTEXT_SLOT in head:
+        raise ProtocolError(f"speech template {template!r} must not contain {CONTEXT_SLOT}: the audio is the context")
+    return prefix, between
+
+
+def build_requests(item: EvalItem, templates: Templates, mode: str) -> list[Request]:
+    """One request per candidate of ``item``, in candidate order, for ``mode``."""
+    check_mode(mode)
+    group = f"{item.task}/{item.item_id}@{item.voice}/{mode}"
+    if context_is_speech(mode):
+        if item.context_audio is None:
+            raise ProtocolError(f"item '{item.item_id}' (voice '{item.voice}'): {mode} needs context audio")
+        prefix, separator = speech_context_parts(templates.speech_context)
+        context: str | Audio = item.context_audio
+    else:
+        prefix = ""
+        context, separator = text_context_parts(templates.text_context, item.context)
+    if continuation_is_speech(mode):
+        audio = item.candidate_audio
+        if audio is None or len(audio) != len(item.candidates):
+            raise ProtocolError(
+                f"item '{item.item_id}' (voice '{item.voice}'): {mode} needs audio for each of its "
+                f"{len(item.candidates)} candidates"
+            )
+        continuations: list[str | Audio] = list(audio)
+    else:
+        continuations = [separator + text for text in item.candidates]
+    return [Request(context=context, continuation=c, group=group, context_prefix=prefix) for c in continuations]

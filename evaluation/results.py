@@ -1,0 +1,204 @@
+"""From per-candidate scores to the numbers a run reports, and the files it writes.
+
+``results.json`` holds, per task, mode and normalization, the accuracies (named by rule: ``pairwise_strict`` /
+``pairwise_ties_right`` are the reference's, ``argmin`` the multiple-choice one) with bootstrap intervals, pair counts, per-voice accuracies and
+their spread; per task, the degradations (absolute and relative, paired interval, exact McNemar p). ``samples.jsonl``
+has one line per scored candidate. ``original/`` holds the S2SBench reference's ``result.jsonl`` and summary line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from s2sbench.evaluation.protocol import SPEECH_TO_SPEECH, SPEECH_TO_TEXT, TEXT_TO_SPEECH, TEXT_TO_TEXT, mode_slug
+from s2sbench.evaluation.scoring import ItemOutcome, Score, ScoringError, accuracy, chance, outcomes
+from s2sbench.evaluation.stats import BootstrapOptions, Counts, bootstrap_accuracy, degradation, voice_spread
+from s2sbench.pipeline.manifest import atomic_write_text
+
+#: (reference mode, degraded mode): the same continuation, the context as text vs as speech
+DEGRADATION_PAIRS = ((TEXT_TO_TEXT, SPEECH_TO_TEXT), (TEXT_TO_SPEECH, SPEECH_TO_SPEECH))
+#: the original's summary line, one per checkpoint
+ORIGINAL_SUMMARY_HEADER = "step,accuracy%,avg_pos_loss,avg_neg_loss"
+
+
+def _counts(items: list[ItemOutcome], item_ids: list[str], rule: str) -> Counts:
+    """Per item (summed over voices): correct units and units, in ``item_ids`` order."""
+    correct: dict[str, int] = defaultdict(int)
+    total: dict[str, int] = defaultdict(int)
+    for item in items:
+        units = item.units(rule)
+        correct[item.item_id] += sum(units)
+        total[item.item_id] += len(units)
+    return Counts(np.array([correct[i] for i in item_ids]), np.array([total[i] for i in item_ids]))
+
+
+def _paired(reference: list[ItemOutcome], other: list[ItemOutcome], rule: str) -> tuple[list[bool], list[bool]]:
+    """Binary outcomes of the same units: each (item, voice, unit) of ``other`` against the reference's."""
+    by_key = {(item.item_id, item.voice): item for item in reference}
+    ref_out: list[bool] = []
+    other_out: list[bool] = []
+    for item in other:
+        ref = by_key.get((item.item_id, item.voice)) or by_key.get((item.item_id, ""))
+        if ref is None:
+            raise ScoringError(f"task '{item.task}', item '{item.item_id}': scored in one mode but not the other")
+        ref_out.extend(ref.units(rule))
+        other_out.extend(item.units(rule))
+    return ref_out, other_out
+
+
+def _mode_summary(
+    items: list[ItemOutcome], item_ids: list[str], rules: tuple[str, ...], n_candidates: int, boot: BootstrapOptions
+) -> dict:
+    summary: dict[str, object] = {}
+    voices = sorted({item.voice for item in items})
+    for rule in rules:
+        _, n_units = accuracy(items, rule)
+        entry: dict[str, object] = {
+            **bootstrap_accuracy(_counts(items, item_ids, rule), boot).to_dict(),
+            "n_units": n_units,
+            "unit": "question" if rule == "argmin" else "pair",
+            "chance": chance(rule, n_candidates),
+        }
+        if voices != [""]:
+            per_voice = {v: accuracy([i for i in items if i.voice == v], rule)[0] for v in voices}
+            entry["per_voice"] = per_voice
+            if len(voices) > 1:
+                entry["voice_spread"] = voice_spread(per_voice)
+        summary[rule] = entry
+    summary["mean_right_loss"] = float(np.mean([item.right_loss for item in items]))
+    summary["mean_wrong_loss"] = float(np.mean([loss for item in items for loss in item.wrong_losses]))
+    return summary
+
+
+def summarize_task(
+    scores_by_mode: Mapping[str, list[Score]],
+    rules: tuple[str, ...],
+    normalizations: tuple[str, ...],
+    boot: BootstrapOptions,
+) -> dict:
+    """The ``modes`` and ``degradation`` entries of one task in results.json."""
+    modes: dict[str, dict] = {}
+    degradations: list[dict] = []
+    item_sets = {mode: sorted({s.item_id for s in scores}) for mode, scores in scores_by_mode.items()}
+    if len({tuple(ids) for ids in item_sets.values()}) > 1:
+        sizes = {mode: len(ids) for mode, ids in item_sets.items()}
+        raise ScoringError(f"modes of one task scored different items {sizes}; degradation needs the same items")
+    item_ids = next(iter(item_sets.values()))
+    n_candidates = max(s.n_candidates for scores in scores_by_mode.values() for s in scores)
+    for normalization in normalizations:
+        by_mode = {mode: outcomes(scores, normalization) for mode, scores in scores_by_mode.items()}
+        for mode, items in by_mode.items():
+            modes.setdefault(mode, {})[normalization] = _mode_summary(items, item_ids, rules, n_candidates, boot)
+        for reference_mode, mode in DEGRADATION_PAIRS:
+            if reference_mode not in by_mode or mode not in by_mode:
+                continue
+            for rule in rules:
+                found = degradation(
+                    reference_mode,
+                    mode,
+                    _counts(by_mode[reference_mode], item_ids, rule),
+                    _counts(by_mode[mode], item_ids, rule),
+                    _paired(by_mode[reference_mode], by_mode[mode], rule),
+                    chance(rule, n_candidates),
+                    boot,
+                )
+                degradations.append({"normalization": normalization, "rule": rule, **found.to_dict()})
+    return {"n_items": len(item_ids), "n_candidates": n_candidates, "modes": modes, "degradation": degradations}
+
+
+def sample_lines(scores: list[Score], rule: str, normalizations: tuple[str, ...]) -> list[dict]:
+    """samples.jsonl rows of one task and mode. ``correct`` (under the task's pairwise ``rule``) of a wrong candidate:
+    the right one beat it; of the right candidate: it beat every wrong one."""
+    verdicts: dict[tuple[str, str], dict[str, ItemOutcome]] = defaultdict(dict)
+    for normalization in normalizations:
+        for item in outcomes(scores, normalization):
+            verdicts[(item.item_id, item.voice)][normalization] = item
+    lines = []
+    for score in sorted(scores, key=lambda s: (s.item_id, s.voice, s.candidate)):
+        correct = {}
+        for normalization, item in verdicts[(score.item_id, score.voice)].items():
+            units = item.units(rule)
+            if score.right:
+                correct[normalization] = all(units)
+            elif len(units) == 1:
+                correct[normalization] = units[0]
+            else:
+                correct[normalization] = units[score.candidate - (score.candidate > item.right)]
+        lines.append(
+            {
+                "task": score.task,
+                "mode": score.mode,
+                "item_id": score.item_id,
+                "voice": score.voice,
+                "candidate": score.candidate,
+                "right": score.right,
+                "sum_logprob": score.sum_logprob,
+                "n_tokens": score.n_tokens,
+                "n_chars": score.n_chars,
+                "n_bytes": score.n_bytes,
+                "loss": {n: score.loss(n) for n in normalizations},
+                "correct": correct,
+                "rule": rule,
+                "model": score.model,
+                "revision": score.revision,
+                "template": score.template,
+            }
+        )
+    return lines
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    atomic_write_text(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+
+
+def original_rows(scores: list[Score]) -> list[dict]:
+    """The reference's ``result.jsonl`` rows for one task, mode and voice (token normalization).
+
+    Two candidates: rows numbered so that sorting by the integer before the first ``_`` of ``uttid`` and pairing
+    (0,1), (2,3), ... gives each item's pair with the right ending first. More: one row per option, ``key`` A, B, ...
+    """
+    by_item: dict[str, dict[int, Score]] = defaultdict(dict)
+    for score in scores:
+        by_item[score.item_id][score.candidate] = score
+    rows = []
+    for number, item_id in enumerate(sorted(by_item)):
+        candidates = by_item[item_id]
+        if len(candidates) == 2:
+            right = next(s for s in candidates.values() if s.right)
+            wrong = next(s for s in candidates.values() if not s.right)
+            ordered = [(f"{2 * number}_{item_id}", None, right), (f"{2 * number + 1}_{item_id}", None, wrong)]
+        else:
+            ordered = [(f"{number}_{item_id}", chr(ord("A") + k), candidates[k]) for k in sorted(candidates)]
+        for uttid, key, score in ordered:
+            loss = score.loss("token")
+            rows.append({"uttid": uttid, "key": key, "loss": [loss], "ppl": [math.exp(min(loss, 700.0))]})
+    return rows
+
+
+def original_summary(scores: list[Score], rule: str, step: int) -> str:
+    """``step,accuracy%,avg_pos_loss,avg_neg_loss``: token-normalized accuracy under ``rule`` and mean losses."""
+    items = outcomes(scores, "token")
+    value, _ = accuracy(items, rule)
+    right = float(np.mean([item.right_loss for item in items]))
+    wrong = float(np.mean([loss for item in items for loss in item.wrong_losses]))
+    return f"{step},{value * 100.0:.2f},{right:.6f},{wrong:.6f}"
+
+
+def write_original(out_dir: Path, mode: str, scores: list[Score], rule: str, step: int) -> list[Path]:
+    """``original/<task>/<mode>/<voice>/result.jsonl`` and ``summary.csv`` per voice ("text" when there is none)."""
+    written = []
+    task = scores[0].task
+    for voice in sorted({s.voice for s in scores}):
+        folder = out_dir / "original" / task / mode_slug(mode) / (voice or "text")
+        voice_scores = [s for s in scores if s.voice == voice]
+        write_jsonl(folder / "result.jsonl", original_rows(voice_scores))
+        line = original_summary(voice_scores, rule, step)
+        atomic_write_text(folder / "summary.csv", f"{ORIGINAL_SUMMARY_HEADER}\n{line}\n")
+        written.append(folder)
+    return written

@@ -1,0 +1,352 @@
+"""Evaluate one model on a build: score every candidate in every mode it supports, then report.
+
+:func:`evaluate` reads the build's dataset (``<build>/dataset``), asks the adapter which modes it can score per
+task (a mode it cannot is recorded with the reason, never silently dropped), scores the candidates it has not
+scored before, and writes ``results.json``, ``samples.jsonl`` and the reference's ``original/`` files.
+
+Scores are cached one candidate a line in a resumable JSONL keyed by (model revision, task, task version, mode,
+template, item, voice, candidate and its texts): a killed run resumes where it stopped, a rerun scores nothing, and
+a checkpoint sweep shares one cache. Audio is decoded only for candidates that still need scoring.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from s2sbench.evaluation.models.base import Audio, ModelAdapter
+from s2sbench.evaluation.protocol import (
+    MODES,
+    EvalItem,
+    build_requests,
+    check_mode,
+    context_is_speech,
+    continuation_is_speech,
+    template_for,
+)
+from s2sbench.evaluation.results import sample_lines, summarize_task, write_jsonl, write_original
+from s2sbench.evaluation.scoring import NORMALIZATIONS, Score, rules_for
+from s2sbench.evaluation.stats import BootstrapOptions
+from s2sbench.pipeline.manifest import ResumableJsonlWriter, iter_records, sha256_file, stable_hash, write_json
+from s2sbench.pipeline.tasks import TaskConfig, load_task
+
+logger = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+REQUIRED_COLUMNS = ("item_id", "task", "language", "context", "candidates", "label", "voice")
+NORMALIZATION_NOTES = {
+    "token": "mean negative log-likelihood per continuation token (the reference's score)",
+    "char": "negative log-likelihood per character of the candidate text",
+    "byte": "negative log-likelihood per UTF-8 byte of the candidate text",
+    "sum": "summed negative log-likelihood of the continuation",
+}
+
+
+class DatasetError(ValueError):
+    """A build dataset that cannot be evaluated; the message names the folder, split, row and field."""
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    normalizations: tuple[str, ...] = NORMALIZATIONS
+    bootstrap: BootstrapOptions = field(default_factory=BootstrapOptions)
+    batch_size: int = 16  # requests per adapter call
+    chunk_rows: int = 64  # dataset rows read (and audio decoded) at a time
+    cache_path: Path | None = None  # default: <out_dir>/score_cache.jsonl
+    revision: str | None = None  # default: the adapter's model_id
+    step: int = 0  # written in the original summary line
+    tasks: Mapping[str, TaskConfig] | None = None  # task configs by name; default: the task registry
+    results_file: str = "results.json"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    task: str
+    mode: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Results:
+    data: dict  # the content of results.json
+    out_dir: Path
+    n_scored: int  # candidates scored by the model in this run
+    n_cached: int  # candidates taken from the cache
+    skipped: tuple[Skipped, ...]
+
+    def entry(self, task: str, mode: str, normalization: str = "token", rule: str | None = None) -> dict:
+        """The accuracy entry (value, ci_low, ci_high, n_units, ...) of a task, mode and normalization."""
+        task_data = self.data["tasks"][task]
+        return task_data["modes"][mode][normalization][rule or task_data["rules"][0]]
+
+    def accuracy(self, task: str, mode: str, normalization: str = "token", rule: str | None = None) -> float:
+        return self.entry(task, mode, normalization, rule)["value"]
+
+
+class ScoreCache:
+    """Scores already computed, read from a resumable JSONL, and the writer that appends new ones."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._writer = ResumableJsonlWriter(path, key="key")  # opened first: it cuts a line torn by a crash
+        self.scores: dict[str, Score] = {score.key: score for score in iter_records(path, Score)}
+
+    def add(self, score: Score) -> None:
+        self._writer.write(score)
+        self.scores[score.key] = score
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+def _decode(value: object, where: str) -> Audio:
+    import soundfile
+
+    if not isinstance(value, dict) or not (value.get("bytes") or value.get("path")):
+        raise DatasetError(f"{where}: no audio")
+    source = io.BytesIO(value["bytes"]) if value.get("bytes") else value["path"]
+    samples, rate = soundfile.read(source, dtype="float32", always_2d=True)
+    return Audio(samples=np.ascontiguousarray(samples.mean(axis=1)), sample_rate_hz=int(rate))
+
+
+def _open_splits(build_dir: Path) -> Iterator[tuple[str, object, Path]]:
+    import datasets
+
+    dataset_dir = build_dir / "dataset"
+    if not dataset_dir.is_dir():
+        raise FileNotFoundError(f"{dataset_dir}: no dataset in this build (run `s2sbench build` first)")
+    loaded = datasets.load_from_disk(str(dataset_dir))
+    splits = loaded.items() if isinstance(loaded, datasets.DatasetDict) else [("train", loaded)]
+    for name, split in splits:
+        missing = [column for column in REQUIRED_COLUMNS if column not in split.column_names]
+        if missing:
+            raise DatasetError(f"{dataset_dir} split '{name}': missing columns {missing}")
+        yield name, split, dataset_dir
+
+
+@dataclass
+class _TaskRun:
+    config: TaskConfig
+    language: str
+    modes: tuple[str, ...]
+    scores: dict[str, dict[str, Score]] = field(default_factory=dict)  # mode -> key -> score
+
+
+class _Evaluation:
+    def __init__(self, adapter: ModelAdapter, modes: tuple[str, ...], cache: ScoreCache, options: EvalOptions):
+        self.adapter, self.modes, self.cache, self.options = adapter, modes, cache, options
+        self.revision = options.revision or adapter.model_id
+        self.tasks: dict[str, _TaskRun] = {}
+        self.skipped: list[Skipped] = []
+        self.n_scored = self.n_cached = 0
+
+    def _task(self, name: str, language: str, has_candidate_audio: bool) -> _TaskRun:
+        """The run of a task, set up from its first row: which of the modes asked for it can score."""
+        if name not in self.tasks:
+            config = (self.options.tasks or {}).get(name) or load_task(name)
+            active = []
+            for mode in self.modes:
+                ok, reason = self.adapter.supports(mode, language)
+                if ok and continuation_is_speech(mode) and not has_candidate_audio:
+                    ok, reason = False, "the build has no candidate audio (task `speak` lacks 'candidates')"
+                if ok:
+                    active.append(mode)
+                else:
+                    self.skipped.append(Skipped(name, mode, reason))
+            self.tasks[name] = _TaskRun(config, language, tuple(active), {mode: {} for mode in active})
+        return self.tasks[name]
+
+    def _key(self, run: _TaskRun, mode: str, row: dict, voice: str, candidate: int) -> str:
+        return stable_hash(
+            {
+                "revision": self.revision,
+                "task": run.config.name,
+                "version": run.config.version,
+                "mode": mode,
+                "template": template_for(run.config.templates, mode),
+                "item": row["item_id"],
+                "voice": voice,
+                "candidate": candidate,
+                "context": row["context"],
+                "text": row["candidates"][candidate],
+            }
+        )
+
+    def _item(self, row: dict, mode: str, where: str) -> EvalItem:
+        context_audio = candidate_audio = None
+        if context_is_speech(mode):
+            context_audio = _decode(row.get("context_audio"), f"{where}: field 'context_audio'")
+        if continuation_is_speech(mode):
+            clips = row.get("candidate_audio") or []
+            candidate_audio = tuple(_decode(c, f"{where}: field 'candidate_audio[{k}]'") for k, c in enumerate(clips))
+        return EvalItem(
+            item_id=row["item_id"],
+            task=row["task"],
+            language=row["language"],
+            voice=row["voice"],
+            context=row["context"],
+            candidates=tuple(row["candidates"]),
+            right=row["label"],
+            context_audio=context_audio,
+            candidate_audio=candidate_audio,
+        )
+
+    def run_chunk(self, rows: list[dict], where_of: Sequence[str]) -> None:
+        pending: dict[str, list[tuple[_TaskRun, dict, str, list[str], str]]] = {}
+        queued: set[str] = set()
+        for row, where in zip(rows, where_of):
+            label, candidates = row["label"], row["candidates"]
+            if not isinstance(label, int) or not 0 <= label < len(candidates):
+                raise DatasetError(f"{where}: field 'label': {label!r} is not an index into {len(candidates)} candidates")
+            run = self._task(row["task"], row["language"], bool(row.get("candidate_audio")))
+            for mode in run.modes:
+                voice = row["voice"] if (context_is_speech(mode) or continuation_is_speech(mode)) else ""
+                keys = [self._key(run, mode, row, voice, k) for k in range(len(candidates))]
+                if keys[0] in run.scores[mode] or keys[0] in queued:
+                    continue  # a text-only mode is scored once per item, not once per voice
+                if all(key in self.cache.scores for key in keys):
+                    for key in keys:
+                        run.scores[mode][key] = self.cache.scores[key]
+                    self.n_cached += len(keys)
+                else:
+                    pending.setdefault(mode, []).append((run, row, voice, keys, where))
+                    queued.add(keys[0])
+        for mode, entries in pending.items():
+            self._score(mode, entries)
+
+    def _score(self, mode: str, entries: list[tuple[_TaskRun, dict, str, list[str], str]]) -> None:
+        requests, owners = [], []
+        for run, row, voice, keys, where in entries:
+            item_requests = build_requests(self._item(row, mode, where), run.config.templates, mode)
+            requests.extend(item_requests)
+            owners.extend((run, row, voice, keys[k], k) for k in range(len(item_requests)))
+        size = max(1, self.options.batch_size)
+        for start in range(0, len(requests), size):
+            results = self.adapter.loglikelihood(requests[start : start + size])
+            for (run, row, voice, key, k), result in zip(owners[start : start + size], results):
+                text = row["candidates"][k]
+                score = Score(
+                    key=key,
+                    model=self.adapter.name,
+                    revision=self.revision,
+                    task=run.config.name,
+                    task_version=run.config.version,
+                    template=template_for(run.config.templates, mode),
+                    mode=mode,
+                    item_id=row["item_id"],
+                    voice=voice,
+                    candidate=k,
+                    n_candidates=len(row["candidates"]),
+                    right=k == row["label"],
+                    sum_logprob=result.sum_logprob,
+                    n_tokens=result.n_tokens,
+                    n_chars=len(text),
+                    n_bytes=len(text.encode("utf-8")),
+                )
+                self.cache.add(score)
+                run.scores[mode][key] = score
+                self.n_scored += 1
+
+
+def evaluate(
+    build_dir: str | Path,
+    adapter: ModelAdapter,
+    modes: Sequence[str] | None,
+    out_dir: str | Path,
+    options: EvalOptions = EvalOptions(),
+) -> Results:
+    """Score ``adapter`` on the build in ``build_dir`` in each of ``modes`` (None: every mode the adapter declares);
+    write results.json, samples.jsonl and original/ into ``out_dir``."""
+    if modes is None:
+        modes = [mode for mode in MODES if mode in adapter.modes]
+    modes = tuple(dict.fromkeys(check_mode(mode) for mode in modes))
+    if not modes:
+        raise ValueError(f"no modes to evaluate (choose among {', '.join(MODES)})")
+    for normalization in options.normalizations:
+        if normalization not in NORMALIZATIONS:
+            raise ValueError(f"unknown normalization '{normalization}' (known: {', '.join(NORMALIZATIONS)})")
+    build_dir, out_dir = Path(build_dir), Path(out_dir)
+    cache = ScoreCache(Path(options.cache_path or out_dir / "score_cache.jsonl"))
+    evaluation = _Evaluation(adapter, modes, cache, options)
+    try:
+        for split_name, split, dataset_dir in _open_splits(build_dir):
+            table = split.with_format("arrow")  # raw audio bytes: decoded only when a candidate needs scoring
+            for start in range(0, len(split), options.chunk_rows):
+                rows = table[start : start + options.chunk_rows].to_pylist()
+                where = [f"{dataset_dir} split '{split_name}' row {start + i}" for i in range(len(rows))]
+                evaluation.run_chunk(rows, where)
+    finally:
+        cache.close()
+    return _report(build_dir, out_dir, adapter, evaluation, options)
+
+
+def _report(build_dir: Path, out_dir: Path, adapter: ModelAdapter, evaluation: _Evaluation, options: EvalOptions) -> Results:
+    tasks: dict[str, dict] = {}
+    samples: list[dict] = []
+    for name, run in sorted(evaluation.tasks.items()):
+        by_mode = {mode: list(scores.values()) for mode, scores in run.scores.items() if scores}
+        if not by_mode:
+            continue
+        n_candidates = max(s.n_candidates for scores in by_mode.values() for s in scores)
+        rules = rules_for(run.config.scoring, run.config.also_report, n_candidates)
+        tasks[name] = {
+            "version": run.config.version,
+            "language": run.language,
+            "rules": list(rules),
+            "templates": {mode: template_for(run.config.templates, mode) for mode in by_mode},
+            **summarize_task(by_mode, rules, options.normalizations, options.bootstrap),
+        }
+        for mode, scores in by_mode.items():
+            samples.extend(sample_lines(scores, rules[0], options.normalizations))
+            write_original(out_dir, mode, scores, rules[0], options.step)
+    report = build_dir / "build_report.json"
+    data = {
+        "protocol_version": PROTOCOL_VERSION,
+        "model": {"name": adapter.name, "kind": adapter.kind, "model_id": adapter.model_id, "revision": evaluation.revision},
+        "dataset": {"build_dir": str(build_dir), "build_report_sha256": sha256_file(report) if report.exists() else None},
+        "normalizations": {n: NORMALIZATION_NOTES[n] for n in options.normalizations},
+        "bootstrap": asdict(options.bootstrap) | {"unit": "item"},
+        "skipped": [asdict(skip) for skip in evaluation.skipped],
+        "tasks": tasks,
+    }
+    write_json(out_dir / options.results_file, data)
+    write_jsonl(out_dir / "samples.jsonl", samples)
+    logger.info("scored %d candidates, %d from the cache", evaluation.n_scored, evaluation.n_cached)
+    return Results(data, out_dir, evaluation.n_scored, evaluation.n_cached, tuple(evaluation.skipped))
+
+
+def load_results(path: str | Path) -> dict:
+    """Read a results.json written by :func:`evaluate`."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def results_markdown(results: Results) -> str:
+    """A markdown table of a run: token-normalized accuracy per task and mode under each rule, and the gaps."""
+    lines = [f"**{results.data['model']['name']}** (`{results.data['model']['revision']}`)", ""]
+    lines += ["| task | mode | rule | accuracy | 95% CI | units |", "|---|---|---|---|---|---|"]
+    for task, entry in results.data["tasks"].items():
+        for mode, by_norm in entry["modes"].items():
+            for rule in entry["rules"]:
+                a = by_norm["token"][rule]
+                ci = f"{a['ci_low'] * 100:.1f}-{a['ci_high'] * 100:.1f}"
+                lines.append(f"| {task} | {mode} | {rule} | {a['value'] * 100:.1f} | {ci} | {a['n_units']} |")
+    gaps = [(task, d) for task, e in results.data["tasks"].items() for d in e["degradation"] if d["normalization"] == "token"]
+    if gaps:
+        lines += ["", "| task | gap | rule | absolute | 95% CI | relative | McNemar p |", "|---|---|---|---|---|---|---|"]
+        for task, d in gaps:
+            absolute = d["absolute"]
+            relative = "n/a" if d["relative"] is None else f"{d['relative'] * 100:.1f}%"
+            lines.append(
+                f"| {task} | {d['reference_mode']} vs {d['mode']} | {d['rule']} | {absolute['value'] * 100:+.1f} "
+                f"| {absolute['ci_low'] * 100:+.1f}..{absolute['ci_high'] * 100:+.1f} | {relative} "
+                f"| {d['mcnemar']['p_value']:.3g} |"
+            )
+    for skip in results.skipped:
+        lines.append(f"\n_skipped {skip.task} {skip.mode}: {skip.reason}_")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,188 @@
+"""Statistics over items: paired bootstrap confidence intervals, the exact McNemar test, degradation, voice spread.
+
+The unit of resampling is the item (a cluster of pairs, and of voices when an item is spoken by several), so an
+interval reflects how much the number would move on another draw of items. Resampling uses one fixed seed, and the
+same resampled items for both modes of a gap, so the interval of a difference is paired.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+DEFAULT_RESAMPLES = 2000
+DEFAULT_SEED = 20250520
+DEFAULT_CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class BootstrapOptions:
+    n_resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+    confidence: float = DEFAULT_CONFIDENCE
+
+    def __post_init__(self) -> None:
+        if self.n_resamples < 1:
+            raise ValueError(f"n_resamples must be >= 1, got {self.n_resamples}")
+        if not 0.0 < self.confidence < 1.0:
+            raise ValueError(f"confidence must be a fraction in (0, 1), got {self.confidence}")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A fraction (0..1) with its bootstrap interval."""
+
+    value: float
+    ci_low: float
+    ci_high: float
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Per item: correct pairs and pairs, item-aligned arrays (the same item order for every mode of a task)."""
+
+    correct: np.ndarray
+    total: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.correct.shape != self.total.shape or self.correct.ndim != 1:
+            raise ValueError("correct and total must be 1-d arrays of the same length")
+        if len(self.total) == 0 or self.total.sum() == 0:
+            raise ValueError("no pairs to estimate an accuracy from")
+
+    @property
+    def accuracy(self) -> float:
+        return float(self.correct.sum() / self.total.sum())
+
+
+def _resample_indices(n_items: int, options: BootstrapOptions) -> np.ndarray:
+    rng = np.random.default_rng(options.seed)
+    return rng.integers(0, n_items, size=(options.n_resamples, n_items))
+
+
+def _interval(samples: np.ndarray, value: float, options: BootstrapOptions) -> Estimate:
+    tail = (1.0 - options.confidence) / 2.0
+    low, high = np.quantile(samples, [tail, 1.0 - tail])
+    return Estimate(value=value, ci_low=float(low), ci_high=float(high))
+
+
+def _resampled_accuracy(counts: Counts, indices: np.ndarray) -> np.ndarray:
+    total = counts.total[indices].sum(axis=1)
+    # a resample that drew only items without pairs has no accuracy; it cannot happen when every item has pairs
+    return counts.correct[indices].sum(axis=1) / np.maximum(total, 1)
+
+
+def bootstrap_accuracy(counts: Counts, options: BootstrapOptions = BootstrapOptions()) -> Estimate:
+    """Accuracy with a percentile bootstrap interval over items."""
+    indices = _resample_indices(len(counts.total), options)
+    return _interval(_resampled_accuracy(counts, indices), counts.accuracy, options)
+
+
+def bootstrap_gap(reference: Counts, other: Counts, options: BootstrapOptions = BootstrapOptions()) -> Estimate:
+    """reference accuracy - other accuracy, resampling the same items for both (a paired interval)."""
+    if len(reference.total) != len(other.total):
+        raise ValueError(f"paired counts need the same items ({len(reference.total)} vs {len(other.total)})")
+    indices = _resample_indices(len(reference.total), options)
+    samples = _resampled_accuracy(reference, indices) - _resampled_accuracy(other, indices)
+    return _interval(samples, reference.accuracy - other.accuracy, options)
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """Exact McNemar test on paired binary outcomes."""
+
+    n: int  # paired outcomes
+    only_reference: int  # right under the reference mode only (b)
+    only_other: int  # right under the other mode only (c)
+    p_value: float  # two-sided exact binomial p of min(b, c) in b + c draws at 1/2
+
+    def to_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def mcnemar_exact(reference: Sequence[bool], other: Sequence[bool]) -> McNemar:
+    """Exact (binomial) McNemar test of whether two modes get the same pairs right equally often."""
+    if len(reference) != len(other):
+        raise ValueError(f"paired outcomes need equal lengths ({len(reference)} vs {len(other)})")
+    ref = np.asarray(reference, dtype=bool)
+    oth = np.asarray(other, dtype=bool)
+    b = int(np.sum(ref & ~oth))
+    c = int(np.sum(~ref & oth))
+    n = b + c
+    if n == 0:
+        return McNemar(len(ref), b, c, 1.0)
+    tail = sum(math.comb(n, k) for k in range(min(b, c) + 1)) / 2**n
+    return McNemar(len(ref), b, c, min(1.0, 2.0 * tail))
+
+
+@dataclass(frozen=True)
+class Degradation:
+    """How much accuracy a mode loses against a reference mode on the same items and model."""
+
+    reference_mode: str
+    mode: str
+    reference_accuracy: float
+    accuracy: float
+    chance: float
+    absolute: Estimate  # reference - mode, with a paired bootstrap interval
+    relative: float | None  # absolute / (reference - chance); None when the reference is not above chance
+    relative_note: str
+    mcnemar: McNemar
+
+    def to_dict(self) -> dict[str, object]:
+        out = asdict(self)
+        out["absolute"] = self.absolute.to_dict()
+        out["mcnemar"] = self.mcnemar.to_dict()
+        return out
+
+
+def relative_degradation(reference_accuracy: float, accuracy: float, chance: float) -> tuple[float | None, str]:
+    """(reference - accuracy) / (reference - chance): the share of above-chance skill lost, or None with why."""
+    headroom = reference_accuracy - chance
+    if headroom <= 0:
+        return None, f"undefined: the reference accuracy {reference_accuracy:.4f} is not above chance {chance:.4f}"
+    return (reference_accuracy - accuracy) / headroom, "(reference - mode) / (reference - chance)"
+
+
+def degradation(
+    reference_mode: str,
+    mode: str,
+    reference: Counts,
+    other: Counts,
+    paired_outcomes: tuple[Sequence[bool], Sequence[bool]],
+    chance: float,
+    options: BootstrapOptions = BootstrapOptions(),
+) -> Degradation:
+    relative, note = relative_degradation(reference.accuracy, other.accuracy, chance)
+    return Degradation(
+        reference_mode=reference_mode,
+        mode=mode,
+        reference_accuracy=reference.accuracy,
+        accuracy=other.accuracy,
+        chance=chance,
+        absolute=bootstrap_gap(reference, other, options),
+        relative=relative,
+        relative_note=note,
+        mcnemar=mcnemar_exact(*paired_outcomes),
+    )
+
+
+def voice_spread(per_voice: Mapping[str, float]) -> dict[str, float | str]:
+    """Spread of an accuracy across voices: range (max - min), population standard deviation, the extremes."""
+    if not per_voice:
+        raise ValueError("no voices")
+    values = np.array(list(per_voice.values()), dtype=float)
+    best = max(per_voice, key=per_voice.__getitem__)
+    worst = min(per_voice, key=per_voice.__getitem__)
+    return {
+        "range": float(values.max() - values.min()),
+        "std": float(values.std()),
+        "best_voice": best,
+        "worst_voice": worst,
+    }

@@ -1,0 +1,177 @@
+"""Checkpoint sweeps: evaluate each saved checkpoint of a training run and follow the numbers against the step.
+
+This is the use the S2SBench paper made of the benchmark: accuracy per mode (with its interval) and the mean loss
+of the right and the wrong candidates, plotted against the training step. Every checkpoint is evaluated by
+:func:`~s2sbench.evaluation.run.evaluate` into ``<out>/checkpoints/<name>/``, all sharing one score cache keyed by
+the checkpoint's revision (its path and a fingerprint of its files), so a rerun scores nothing new.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import io
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from s2sbench.evaluation.models.base import ModelAdapter
+from s2sbench.evaluation.run import EvalOptions, evaluate
+from s2sbench.evaluation.results import ORIGINAL_SUMMARY_HEADER
+from s2sbench.pipeline.manifest import atomic_write_text, stable_hash
+
+#: the last run of digits in a checkpoint's name: ckpt_1200 -> 1200, step-300.bin -> 300
+DEFAULT_STEP_PATTERN = r"(\d+)(?!.*\d)"
+TRAJECTORY_COLUMNS = (
+    "step", "checkpoint", "task", "mode", "normalization", "rule", "accuracy", "ci_low", "ci_high", "n_units",
+    "mean_right_loss", "mean_wrong_loss",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    path: Path
+    step: int
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    rows: tuple[dict, ...]  # one per checkpoint, task, mode, normalization and rule (TRAJECTORY_COLUMNS)
+    table: Path
+    plots: tuple[Path, ...]
+    n_scored: int
+    n_cached: int
+
+
+def find_checkpoints(pattern: str, step_pattern: str = DEFAULT_STEP_PATTERN) -> list[Checkpoint]:
+    """The paths matching the glob ``pattern``, with the step read from each name, sorted by step."""
+    try:
+        regex = re.compile(step_pattern)
+    except re.error as error:
+        raise ValueError(f"step pattern {step_pattern!r} is not a valid regular expression: {error}") from None
+    paths = sorted(Path(p) for p in glob.glob(str(Path(pattern).expanduser())))
+    if not paths:
+        raise FileNotFoundError(f"no checkpoint matches '{pattern}'")
+    by_step: dict[int, Path] = {}
+    for path in paths:
+        match = regex.search(path.name)
+        text = match.group(1 if regex.groups else 0) if match else ""
+        if not text.isdigit():
+            raise ValueError(f"cannot read a step from '{path.name}' with step pattern {step_pattern!r}")
+        step = int(text)
+        if step in by_step:
+            raise ValueError(f"'{by_step[step].name}' and '{path.name}' both read as step {step}")
+        by_step[step] = path
+    return [Checkpoint(path, step) for step, path in sorted(by_step.items())]
+
+
+def checkpoint_revision(path: Path) -> str:
+    """The checkpoint's path and a fingerprint of its files (names, sizes, modification times): a checkpoint
+    rewritten in place gets a new revision, so its old scores are never reused."""
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    stats = [(str(p.relative_to(path.parent)), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
+    return f"{path.resolve()}@{stable_hash(stats)[:12]}"
+
+
+def _trajectory_rows(checkpoint: Checkpoint, data: dict) -> list[dict]:
+    rows = []
+    for task, entry in data["tasks"].items():
+        for mode, by_norm in entry["modes"].items():
+            for normalization, summary in by_norm.items():
+                for rule in entry["rules"]:
+                    accuracy = summary[rule]
+                    rows.append({
+                        "step": checkpoint.step, "checkpoint": checkpoint.path.name, "task": task, "mode": mode,
+                        "normalization": normalization, "rule": rule, "accuracy": accuracy["value"],
+                        "ci_low": accuracy["ci_low"], "ci_high": accuracy["ci_high"], "n_units": accuracy["n_units"],
+                        "mean_right_loss": summary["mean_right_loss"], "mean_wrong_loss": summary["mean_wrong_loss"],
+                    })  # fmt: skip
+    return rows
+
+
+def _write_table(path: Path, rows: Sequence[dict]) -> None:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=TRAJECTORY_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write_text(path, buffer.getvalue())
+
+
+def _merge_original_summaries(out_dir: Path, checkpoint_dirs: Sequence[Path]) -> None:
+    """One ``summary.csv`` per task, mode and voice with a line per checkpoint, as the reference writes it."""
+    lines: dict[Path, list[str]] = defaultdict(list)
+    for folder in checkpoint_dirs:
+        for summary in sorted((folder / "original").rglob("summary.csv")):
+            lines[summary.relative_to(folder)].extend(summary.read_text(encoding="utf-8").splitlines()[1:])
+    for relative, body in lines.items():
+        atomic_write_text(out_dir / relative, "\n".join([ORIGINAL_SUMMARY_HEADER, *body]) + "\n")
+
+
+def plot_trajectory(rows: Sequence[dict], out_dir: Path, normalization: str = "token") -> list[Path]:
+    """One PNG per task: accuracy per mode with its interval band (top), mean right and wrong loss (bottom)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; never needs a display
+    import matplotlib.pyplot as plt
+
+    written = []
+    for task in sorted({row["task"] for row in rows}):
+        task_rows = [r for r in rows if r["task"] == task and r["normalization"] == normalization]
+        rule = task_rows[0]["rule"]  # the task's own rule comes first
+        figure, (top, bottom) = plt.subplots(2, 1, figsize=(7, 7), sharex=True)
+        for mode in sorted({r["mode"] for r in task_rows}):
+            series = sorted((r for r in task_rows if r["mode"] == mode and r["rule"] == rule), key=lambda r: r["step"])
+            steps = [r["step"] for r in series]
+            line = top.plot(steps, [r["accuracy"] for r in series], marker="o", label=mode)[0]
+            top.fill_between(steps, [r["ci_low"] for r in series], [r["ci_high"] for r in series],
+                             color=line.get_color(), alpha=0.2)  # fmt: skip
+            bottom.plot(steps, [r["mean_right_loss"] for r in series], marker="o", color=line.get_color(),
+                        label=f"{mode} right")  # fmt: skip
+            bottom.plot(steps, [r["mean_wrong_loss"] for r in series], marker="x", linestyle="--",
+                        color=line.get_color(), label=f"{mode} wrong")  # fmt: skip
+        top.set_ylabel(f"accuracy ({rule}, 95% CI)")
+        top.set_title(f"{task}: {normalization}-normalized")
+        top.legend()
+        bottom.set_ylabel(f"mean loss per {normalization}" if normalization != "sum" else "mean summed loss")
+        bottom.set_xlabel("step")
+        bottom.legend(fontsize="small")
+        path = out_dir / "plots" / f"{task}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        figure.savefig(path, dpi=100)
+        plt.close(figure)
+        written.append(path)
+    return written
+
+
+def sweep(
+    build_dir: str | Path,
+    checkpoints: Sequence[Checkpoint],
+    make_adapter: Callable[[Path], ModelAdapter],
+    modes: Sequence[str] | None,
+    out_dir: str | Path,
+    options: EvalOptions = EvalOptions(),
+) -> Trajectory:
+    """Evaluate every checkpoint (``make_adapter(path)`` loads one) and write ``trajectory.csv`` and the plots."""
+    out_dir = Path(out_dir)
+    cache = Path(options.cache_path or out_dir / "score_cache.jsonl")
+    rows: list[dict] = []
+    folders = []
+    n_scored = n_cached = 0
+    for checkpoint in checkpoints:
+        folder = out_dir / "checkpoints" / checkpoint.path.name
+        run_options = replace(
+            options, cache_path=cache, revision=checkpoint_revision(checkpoint.path), step=checkpoint.step
+        )
+        results = evaluate(build_dir, make_adapter(checkpoint.path), modes, folder, run_options)
+        rows.extend(_trajectory_rows(checkpoint, results.data))
+        folders.append(folder)
+        n_scored += results.n_scored
+        n_cached += results.n_cached
+    table = out_dir / "trajectory.csv"
+    _write_table(table, rows)
+    _merge_original_summaries(out_dir, folders)
+    plots = plot_trajectory(rows, out_dir) if rows else []
+    return Trajectory(tuple(rows), table, tuple(plots), n_scored, n_cached)
+

@@ -1,0 +1,105 @@
+"""``s2sbench eval``: score a model (or every checkpoint of a training run) on a build, write results and plots."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+EXAMPLES = """examples:
+  s2sbench eval --dataset build/ --model smollm2 --out results/
+  s2sbench eval --dataset build/ --model hf-causal --model-arg model=Qwen/Qwen2.5-7B --modes T->T --out results.json
+  s2sbench eval --dataset build/ --model qwen2-audio --modes T->T S->T --out results/ --bootstrap 5000
+  s2sbench eval --dataset build/ --model hf-causal --model-glob 'runs/ckpt_*' --out sweep/
+  s2sbench eval --dataset build/ --model hf-causal --model-glob 'runs/step-*-hf' --step-pattern 'step-(\\d+)' --out sweep/
+
+--out DIR writes results.json, samples.jsonl, original/ (the reference's result.jsonl and summary) and the score cache
+there; --out FILE.json names the results file inside FILE's folder. With --model-glob, each checkpoint is passed to
+the adapter as --checkpoint-arg (default: model) and <out>/trajectory.csv and <out>/plots/<task>.png are written.
+Scores are cached in <out>/score_cache.jsonl: a rerun scores nothing it has scored before.
+"""
+MODES = ("T->T", "S->T", "S->S", "T->S")  # evaluation.protocol.MODES, repeated so `--help` imports nothing heavy
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "eval",
+        help="score a model on a build (accuracy per mode, degradation, checkpoint sweeps)",
+        description="Score a model on a build in T->T, S->T, S->S and T->S modes; report accuracies with bootstrap "
+        "intervals, the text-to-speech degradation with an exact McNemar test, and checkpoint trajectories.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--dataset", required=True, type=Path, help="build directory (the one with dataset/)")
+    parser.add_argument("--model", required=True, help="adapter name (hf-causal, smollm2, cascade, qwen2-audio, ...)")
+    parser.add_argument("--model-arg", action="append", default=[], metavar="KEY=VALUE",
+                        help="adapter option, repeatable (values parse as YAML: 8 -> int, true -> bool)")  # fmt: skip
+    parser.add_argument("--modes", nargs="+", choices=MODES, help="modes to score (default: all the model declares)")
+    parser.add_argument("--out", required=True, type=Path, help="output folder, or a results .json file path")
+    parser.add_argument("--model-glob", metavar="PATTERN", help="evaluate every checkpoint matching this glob")
+    parser.add_argument("--step-pattern", metavar="REGEX", help="regex whose first group is the step (default: the "
+                        "last number in the checkpoint's name)")  # fmt: skip
+    parser.add_argument("--checkpoint-arg", default="model", help="adapter option receiving each checkpoint path")
+    parser.add_argument("--task-file", action="append", default=[], type=Path, metavar="YAML",
+                        help="task config for a task not in the registry (repeatable)")  # fmt: skip
+    parser.add_argument("--bootstrap", type=int, default=2000, metavar="N", help="bootstrap resamples (default 2000)")
+    parser.add_argument("--seed", type=int, help="bootstrap seed (default: fixed)")
+    parser.add_argument("--batch-size", type=int, default=16, help="requests per adapter call")
+    parser.set_defaults(handler=run)
+
+
+def parse_model_args(pairs: list[str]) -> dict[str, object]:
+    import yaml
+
+    from s2sbench.flows.cli import CommandError
+
+    options: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CommandError(f"--model-arg '{pair}': expected KEY=VALUE")
+        options[key] = yaml.safe_load(value) if value else ""
+    return options
+
+
+def _options(args: argparse.Namespace):
+    from s2sbench.evaluation.run import EvalOptions
+    from s2sbench.evaluation.stats import BootstrapOptions
+    from s2sbench.pipeline.tasks import load_task
+
+    tasks = {task.name: task for task in (load_task(path) for path in args.task_file)}
+    boot = BootstrapOptions(n_resamples=args.bootstrap, **({"seed": args.seed} if args.seed is not None else {}))
+    results_file = args.out.name if args.out.suffix == ".json" else "results.json"
+    return EvalOptions(bootstrap=boot, batch_size=args.batch_size, tasks=tasks or None, results_file=results_file)
+
+
+def run(args: argparse.Namespace) -> int:
+    from s2sbench.evaluation.models import get_adapter
+    from s2sbench.evaluation.run import evaluate, results_markdown
+    from s2sbench.flows.cli import CommandError
+
+    model_options = parse_model_args(args.model_arg)
+    options = _options(args)
+    out_dir = args.out.parent if args.out.suffix == ".json" else args.out
+    if args.model_glob is None:
+        if args.step_pattern:
+            raise CommandError("--step-pattern needs --model-glob")
+        results = evaluate(args.dataset, get_adapter(args.model, **model_options), args.modes, out_dir, options)
+        print(results_markdown(results), end="")
+        print(f"results: {out_dir / options.results_file}   samples: {out_dir / 'samples.jsonl'}")
+        return 0
+    from s2sbench.evaluation.sweep import DEFAULT_STEP_PATTERN, find_checkpoints, sweep
+
+    if args.checkpoint_arg in model_options:
+        raise CommandError(f"--model-arg {args.checkpoint_arg}=... conflicts with --model-glob (it sets that option)")
+    checkpoints = find_checkpoints(args.model_glob, args.step_pattern or DEFAULT_STEP_PATTERN)
+
+    def make_adapter(path: Path):
+        return get_adapter(args.model, **{**model_options, args.checkpoint_arg: str(path)})
+
+    trajectory = sweep(args.dataset, checkpoints, make_adapter, args.modes, out_dir, options)
+    print(f"{len(checkpoints)} checkpoints (steps {', '.join(str(c.step) for c in checkpoints)}): "
+          f"{trajectory.n_scored} candidates scored, {trajectory.n_cached} from the cache")  # fmt: skip
+    print(f"trajectory: {trajectory.table}")
+    for plot in trajectory.plots:
+        print(f"plot: {plot}")
+    return 0

@@ -1,0 +1,154 @@
+"""Fixtures for the evaluation tests: a small build directory in the layout a build writes, a deterministic toy
+adapter (the scores are generated test input, like the generated losses of the scoring tests), and tiny real GPT2
+checkpoints loaded through the hf-causal adapter."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from s2sbench.evaluation.models.base import Audio, LogLikelihood, ModelAdapter, Request
+from s2sbench.pipeline.manifest import stable_hash, write_json, write_records
+from s2sbench.pipeline.records import Item, Source
+from s2sbench.pipeline.tasks import TaskConfig
+
+SAMPLE_RATE_HZ = 16_000
+STORY_VOICES = ("voice-a", "voice-b")
+STORIES = [
+    ("Maya planted seeds by the window. She watered them daily.", ["The plants grew tall.", "The plants sang opera."], 0),
+    ("Owen bought a used guitar. He practiced every evening.", ["He ate the guitar.", "He learned a song."], 1),
+    ("The bus was late again. Lena waited in the rain.", ["She got on the bus.", "She flew home on a cloud."], 0),
+    ("Sam lost his keys. He searched the whole house.", ["He found them in his coat.", "He sold the house at once."], 0),
+    ("It snowed all night. The roads were white.", ["The kids went swimming outside.", "The kids built a snowman."], 1),
+    ("Ana baked bread. The kitchen smelled warm.", ["She shared it with friends.", "She painted it bright blue."], 0),
+]
+CHOICES = [
+    ("中国的首都是", ["北京。", "上海。", "广州。", "深圳。"], 0),
+    ("水在标准大气压下的沸点是", ["五十度。", "一百度。", "两百度。", "零度。"], 1),
+    ("一年有", ["十个月。", "十一个月。", "十二个月。", "十三个月。"], 2),
+    ("三角形有", ["两条边。", "四条边。", "五条边。", "三条边。"], 3),
+]
+CHOICE_TASK = TaskConfig(
+    name="mc-zh",
+    version=2,
+    language="zh",
+    source={"loader": "jsonl", "path": "unused.jsonl"},
+    templates={"text_context": "{context}{continuation}", "speech_context": "下面是一段语音和文本交错的内容：<audio>{continuation}"},
+    scoring="pairwise_ties_right",
+    voices=["voice-a"],
+)
+
+
+def wav_bytes(seed: int, duration_s: float = 0.3) -> bytes:
+    t = np.arange(int(duration_s * SAMPLE_RATE_HZ)) / SAMPLE_RATE_HZ
+    samples = (0.3 * np.sin(2 * np.pi * (180 + 37 * seed) * t)).astype(np.float32)
+    buffer = io.BytesIO()
+    import soundfile
+
+    soundfile.write(buffer, samples, SAMPLE_RATE_HZ, format="WAV", subtype="PCM_16")
+    return buffer.getvalue()
+
+
+def _rows(task: str, language: str, raw: list, voices: tuple[str, ...], speak_candidates: bool, out: Path) -> list[dict]:
+    items = [
+        Item(id=f"{task}-{n:03d}", task=task, language=language, context=context, candidates=candidates, right=right,
+             source=Source(file=f"{task}.jsonl", row=n))
+        for n, (context, candidates, right) in enumerate(raw, 1)
+    ]  # fmt: skip
+    write_records(out / "items" / f"{task}.jsonl", items)
+    rows, seed = [], 0
+    for voice in voices:
+        for item in items:
+            seed += 1
+            rows.append({
+                "id": f"{item.id}@{voice}", "item_id": item.id, "task": task, "language": language,
+                "context": item.context, "candidates": item.candidates, "label": item.right, "voice": voice,
+                "context_audio": {"bytes": wav_bytes(seed), "path": None},
+                "candidate_audio": [{"bytes": wav_bytes(100 + seed * 4 + k), "path": None}
+                                    for k in range(len(item.candidates))] if speak_candidates else [],
+                "context_transcript": item.context, "context_error_rate": 0.0, "context_metric": "wer",
+                "verification_status": "passed", "source_file": item.source.file, "source_row": item.source.row,
+            })  # fmt: skip
+    return rows
+
+
+def make_build(out: Path) -> Path:
+    """A build directory: items/, a DatasetDict with one split per task, build_report.json."""
+    import datasets
+
+    features = datasets.Features({
+        "id": datasets.Value("string"), "item_id": datasets.Value("string"), "task": datasets.Value("string"),
+        "language": datasets.Value("string"), "context": datasets.Value("string"),
+        "candidates": datasets.List(datasets.Value("string")), "label": datasets.Value("int64"),
+        "voice": datasets.Value("string"), "context_audio": datasets.Audio(sampling_rate=SAMPLE_RATE_HZ),
+        "candidate_audio": datasets.List(datasets.Audio(sampling_rate=SAMPLE_RATE_HZ)),
+        "context_transcript": datasets.Value("string"), "context_error_rate": datasets.Value("float64"),
+        "context_metric": datasets.Value("string"), "verification_status": datasets.Value("string"),
+        "source_file": datasets.Value("string"), "source_row": datasets.Value("int64"),
+    })  # fmt: skip
+    splits = {}
+    for task, language, raw, voices, speak in [
+        ("demo-stories-en", "en", STORIES, STORY_VOICES, True),
+        ("mc-zh", "zh", CHOICES, ("voice-a",), False),
+    ]:
+        rows = _rows(task, language, raw, voices, speak, out)
+        table = {name: [row[name] for row in rows] for name in features}
+        splits[task.replace("-", "_")] = datasets.Dataset.from_dict(table, features=features)
+    datasets.DatasetDict(splits).save_to_disk(str(out / "dataset"))
+    write_json(out / "build_report.json", {"tasks": ["demo-stories-en", "mc-zh"]})
+    return out
+
+
+@pytest.fixture(scope="session")
+def build_dir(tmp_path_factory) -> Path:
+    return make_build(tmp_path_factory.mktemp("build") / "b")
+
+
+def _describe(value: str | Audio) -> str:
+    if isinstance(value, Audio):
+        return f"audio:{len(value.samples)}:{float(np.round(np.abs(value.samples).sum(), 2))}"
+    return value
+
+
+class ToyAdapter(ModelAdapter):
+    """Deterministic scores from a hash of the request: per-token losses in {0.25, 0.5, ..., 1.75}, so ties occur.
+
+    It stands for the model's answers (generated input), not for any stage of s2sbench."""
+
+    name = "toy"
+    kind = "generated scores"
+
+    def __init__(self, seed: int = 0, modes: frozenset[str] = frozenset({"T->T", "S->T", "S->S", "T->S"})):
+        self.seed = seed
+        self.modes = modes
+        self.requests: list[Request] = []
+
+    @property
+    def model_id(self) -> str:
+        return f"toy@{self.seed}"
+
+    def _loglikelihood(self, requests: list[Request]) -> list[LogLikelihood]:
+        self.requests.extend(requests)
+        out = []
+        for request in requests:
+            digest = stable_hash([self.seed, _describe(request.context), request.context_prefix,
+                                  _describe(request.continuation)])  # fmt: skip
+            if isinstance(request.continuation, Audio):
+                n_tokens = max(1, len(request.continuation.samples) // 1600)
+            else:
+                n_tokens = max(1, len(request.continuation.split()))
+            out.append(LogLikelihood(sum_logprob=-(int(digest[:8], 16) % 7 + 1) * n_tokens / 4, n_tokens=n_tokens))
+        return out
+
+
+@pytest.fixture
+def toy_adapter() -> ToyAdapter:
+    return ToyAdapter()
+
+
+@pytest.fixture
+def eval_tasks() -> dict[str, TaskConfig]:
+    return {"mc-zh": CHOICE_TASK}
