@@ -81,11 +81,11 @@ class CoquiEngine(TTSEngine):
     def missing(self, voice: Voice) -> str | None:
         try:
             local = local_checkpoint(voice.model)
+            if local is None and not _hub_folder(voice.model).is_dir():
+                return f"coqui model '{voice.model}' is not downloaded yet (Coqui fetches it on first use; needs network)"
             reference_wav(voice)
         except SynthesisError as error:
             return str(error)
-        if local is None and not _hub_folder(voice.model).is_dir():
-            return f"coqui model '{voice.model}' is not downloaded yet (Coqui fetches it on first use; needs network)"
         return None
 
     def _tts(self, model: str):
