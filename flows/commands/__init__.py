@@ -7,5 +7,6 @@ COMMAND_MODULES = [
     "evaluate",
     "tasks",
     "items",
+    "voices",
     "verify",
 ]
