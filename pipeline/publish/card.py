@@ -1,0 +1,260 @@
+"""The dataset card of a published build: how the set was made, read from the build's own records.
+
+Counts come from the records (``manifest.jsonl``, ``verification.jsonl``, ``drops.jsonl``), not from prose, so the
+card cannot disagree with the data. Task settings (source, gate thresholds) come from the build report when it
+records them, else from the task registry; voices from the report, else the voice registry.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from s2sbench.pipeline.manifest import read_records
+from s2sbench.pipeline.records import BuildRow, ClipCheck, Drop
+
+DEFAULT_SPLIT = "test"
+
+# What a card says about each source format: the Hub licence id, a sentence of terms, and the BibTeX to cite.
+SOURCES = {
+    "storycloze": ("other", "Story Cloze Test (ROCStories, spring 2016), distributed by its authors under their terms of "
+                   "use; check them before redistributing the stories.", "mostafazadeh2016"),
+    "xstorycloze": ("cc-by-sa-4.0", "XStoryCloze (professional translations of the Story Cloze Test), CC BY-SA 4.0.", "lin2022"),
+    "cmmlu": ("cc-by-nc-4.0", "CMMLU questions (rewritten into statements for sCMMLU), CC BY-NC 4.0.", "li2023cmmlu"),
+    "jsonl": ("other", "Items read from a JSONL file; its licence is whatever its author set.", None),
+}
+DEMO_SOURCE = ("apache-2.0", "Demo items written for s2sbench, under the s2sbench licence (Apache-2.0).", None)
+
+CITATIONS = {
+    "s2sbench": """@article{fang2025s2sbench,
+  title   = {S2SBench: A Benchmark for Quantifying Intelligence Degradation in Speech-to-Speech Large Language Models},
+  author  = {Fang, Yuanbo and others},
+  journal = {arXiv preprint arXiv:2505.14438},
+  year    = {2025}
+}""",
+    "mostafazadeh2016": """@inproceedings{mostafazadeh2016corpus,
+  title     = {A Corpus and Cloze Evaluation for Deeper Understanding of Commonsense Stories},
+  author    = {Mostafazadeh, Nasrin and others},
+  booktitle = {Proceedings of NAACL-HLT},
+  year      = {2016}
+}""",
+    "lin2022": """@inproceedings{lin2022fewshot,
+  title     = {Few-shot Learning with Multilingual Generative Language Models},
+  author    = {Lin, Xi Victoria and others},
+  booktitle = {Proceedings of EMNLP},
+  year      = {2022}
+}""",
+    "li2023cmmlu": """@article{li2023cmmlu,
+  title   = {CMMLU: Measuring Massive Multitask Language Understanding in Chinese},
+  author  = {Li, Haonan and others},
+  journal = {arXiv preprint arXiv:2306.09212},
+  year    = {2023}
+}""",
+}
+
+
+@dataclass(frozen=True)
+class HubConfig:
+    """One config of the Hub dataset: the rows of one task spoken by one voice."""
+
+    name: str
+    task: str
+    voice: str
+    split: str
+    num_rows: int
+    num_bytes: int
+    files: tuple[str, ...]  # paths in the repo
+
+
+@dataclass(frozen=True)
+class TaskFacts:
+    name: str
+    language: str
+    split: str
+    source: dict  # loader, path / hub_id, split
+    gate: dict  # metric, max_error_rate, max_attempts, asr {engine, model}
+    voices: list[str]
+    speak: list[str]
+
+
+@dataclass
+class BuildDescription:
+    """Everything the card says, gathered from a build directory."""
+
+    build_dir: Path
+    report: dict
+    tasks: dict[str, TaskFacts]
+    voices: dict[str, dict]  # voice id -> engine, model, licence, description
+    engines: dict[str, set[str]] = field(default_factory=dict)  # engine -> model versions seen in the clips
+    rows: Counter = field(default_factory=Counter)  # (task, voice) -> kept rows
+    drops: Counter = field(default_factory=Counter)  # (task, reason) -> dropped item x voice pairs
+    checks: list[ClipCheck] = field(default_factory=list)
+
+    def split_of(self, task: str) -> str:
+        return self.tasks[task].split if task in self.tasks else DEFAULT_SPLIT
+
+
+def _task_facts(name: str, report_entry: dict) -> TaskFacts:
+    config = report_entry.get("config")
+    if config is None:
+        from s2sbench.pipeline.tasks import TaskConfigError, load_task
+
+        try:
+            config = load_task(name).model_dump(mode="json")
+        except TaskConfigError:
+            config = {}  # built from a task file outside the registry, and the report does not carry it
+    source = config.get("source", {})
+    return TaskFacts(
+        name=name, language=config.get("language") or report_entry.get("language", "und"),
+        split=source.get("split") or DEFAULT_SPLIT, source=source, gate=config.get("gate", {}),
+        voices=config.get("voices") or report_entry.get("voices", []), speak=config.get("speak", ["context"]),
+    )
+
+
+def _voice_facts(voice_ids: set[str], report: dict) -> dict[str, dict]:
+    voices = {voice: dict(info) for voice, info in report.get("voices", {}).items() if voice in voice_ids}
+    missing = voice_ids - set(voices)
+    if missing:
+        from s2sbench.pipeline.tts.voices import load_voices
+
+        registry = load_voices()
+        for voice in missing:
+            known = registry.get(voice)
+            voices[voice] = known.model_dump(include={"engine", "model", "licence", "description"}) if known else {"licence": "unknown (not in the voice registry)"}
+    return voices
+
+
+def describe_build(build_dir: str | Path) -> BuildDescription:
+    """Read a build directory's report and records into what the card needs."""
+    build_dir = Path(build_dir)
+    report_path = build_dir / "build_report.json"
+    if not report_path.exists():
+        raise FileNotFoundError(f"{build_dir}: no build_report.json; is this a finished build directory?")
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    rows = read_records(build_dir / "manifest.jsonl", BuildRow)
+    task_names = sorted({path.stem for path in (build_dir / "items").glob("*.jsonl") if not path.name.endswith(".drops.jsonl")})
+    description = BuildDescription(
+        build_dir=build_dir, report=report,
+        tasks={name: _task_facts(name, report.get("tasks", {}).get(name, {})) for name in task_names},
+        voices=_voice_facts({row.voice for row in rows}, report),
+    )
+    for row in rows:
+        description.rows[(row.item.task, row.voice)] += 1
+        for clip in row.clips.values():
+            description.engines.setdefault(clip.engine, set()).add(clip.model_version)
+    if (build_dir / "drops.jsonl").exists():
+        for drop in read_records(build_dir / "drops.jsonl", Drop):
+            description.drops[(drop.task, drop.reason.split(":")[0])] += 1
+    if (build_dir / "verification.jsonl").exists():
+        description.checks = read_records(build_dir / "verification.jsonl", ClipCheck)
+    return description
+
+
+def size_category(rows: int) -> str:
+    for bound, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if rows < bound:
+            return name
+    return "n>1M"
+
+
+def source_terms(task: TaskFacts) -> tuple[str, str, str | None]:
+    loader = task.source.get("loader", "jsonl")
+    if loader == "jsonl" and str(task.source.get("path", "")).startswith("demo/"):
+        return DEMO_SOURCE
+    return SOURCES.get(loader, ("other", f"Items from the '{loader}' loader.", None))
+
+
+def _error_rate_lines(checks: list[ClipCheck]) -> list[str]:
+    lines = []
+    for metric in sorted({check.metric for check in checks if check.error_rate is not None}):
+        rates = sorted(check.error_rate for check in checks if check.metric == metric and check.error_rate is not None)
+        p90 = rates[min(len(rates) - 1, int(0.9 * len(rates)))]
+        lines.append(f"| {metric.upper()} | {len(rates)} | {statistics.fmean(rates):.3f} | {statistics.median(rates):.3f} | {p90:.3f} | {rates[-1]:.3f} |")
+    return lines
+
+
+def _yaml_header(build: BuildDescription, configs: list[HubConfig], features: dict, licence: str) -> str:
+    import datasets
+    from datasets.info import DatasetInfosDict
+    from huggingface_hub import DatasetCardData
+
+    card_data = DatasetCardData(
+        language=sorted({build.tasks[c.task].language for c in configs if c.task in build.tasks}) or None,
+        license=licence, task_categories=["multiple-choice", "audio-text-to-text"],
+        size_categories=[size_category(sum(c.num_rows for c in configs))],
+        pretty_name=f"s2sbench build ({', '.join(sorted({c.task for c in configs}))})",
+        tags=["speech", "spoken-language-understanding", "s2sbench", "storycloze"],
+        configs=[{"config_name": c.name, "data_files": [{"split": c.split, "path": f"{c.name}/{c.split}-*.parquet"}],
+                  **({"default": True} if index == 0 else {})} for index, c in enumerate(configs)],
+    )
+    infos = DatasetInfosDict({
+        c.name: datasets.DatasetInfo(
+            config_name=c.name, features=datasets.Features.from_dict(features[c.name]),
+            splits=datasets.SplitDict({c.split: datasets.SplitInfo(name=c.split, num_bytes=c.num_bytes, num_examples=c.num_rows)}),
+            dataset_size=c.num_bytes,
+        ) for c in configs
+    })
+    infos.to_dataset_card_data(card_data)
+    return card_data.to_yaml()
+
+
+def render_card(build: BuildDescription, configs: list[HubConfig], features: dict, repo_id: str, licence: str | None = None) -> str:
+    """The README.md of the Hub repo: YAML header (configs, features, languages, licence, categories) and the story."""
+    used = sorted({c.task for c in configs})
+    terms = {task: source_terms(build.tasks[task]) for task in used if task in build.tasks}
+    licences = {hub_id for hub_id, _, _ in terms.values()}
+    licence = licence or (licences.pop() if len(licences) == 1 else "other")
+    out = ["---", _yaml_header(build, configs, features, licence).rstrip(), "---", ""]
+    out += [f"# {repo_id}", "",
+            "Spoken benchmark items built with [s2sbench](https://github.com/) (a reimplementation of S2SBench): the context "
+            "is speech (16 kHz), the candidate continuations are text. A speech LLM is scored by the likelihood it gives each "
+            "candidate after hearing the context; comparing with the text-context score measures what speech costs it.", ""]
+    out += ["## Configs", "", "| config | task | voice | split | rows |", "|---|---|---|---|---|"]
+    out += [f"| `{c.name}` | {c.task} | {c.voice} | {c.split} | {c.num_rows} |" for c in configs]
+    out += ["", f"Total rows: {sum(c.num_rows for c in configs)}.", ""]
+    out += ["## Sources", ""]
+    for task in used:
+        facts = build.tasks.get(task)
+        where = facts.source.get("hub_id") or facts.source.get("path") or "(not recorded)" if facts else "(not recorded)"
+        out.append(f"- **{task}** ({facts.language if facts else 'und'}): loader `{facts.source.get('loader', '?') if facts else '?'}`, "
+                   f"from `{where}`. {terms.get(task, ('', 'Licence not recorded.', None))[1]}")
+    out += ["", "## Speech synthesis", "", "| voice | engine | model | licence of the weights |", "|---|---|---|---|"]
+    for voice in sorted({c.voice for c in configs}):
+        info = build.voices.get(voice, {})
+        out.append(f"| {voice} | {info.get('engine', '?')} | {info.get('model', '?')} | {info.get('licence', 'unknown')} |")
+    out += ["", "Engine versions seen in the clips: " + "; ".join(f"{engine} ({', '.join(sorted(versions))})" for engine, versions in sorted(build.engines.items())) + "."]
+    if normalization := build.report.get("normalization"):
+        out += ["", f"Text normalization before synthesis: {normalization}"]
+    out += ["", "## ASR verification gate", ""]
+    for task in used:
+        gate = build.tasks[task].gate if task in build.tasks else {}
+        asr = gate.get("asr", {})
+        out.append(f"- **{task}**: {asr.get('engine', '?')} `{asr.get('model', '?')}` transcribes every clip; a clip passes when its "
+                   f"{str(gate.get('metric', '?')).upper()} is at most {gate.get('max_error_rate', '?')}, with up to "
+                   f"{gate.get('max_attempts', '?')} synthesis attempts (new seed each).")
+    if build.checks:
+        attempts = len(build.checks)
+        rejected = sum(check.status == "rejected" for check in build.checks)
+        unverified = sum(check.status == "unverified" for check in build.checks)
+        out += ["", f"Attempts checked: {attempts}; rejected: {rejected}; unverified: {unverified}.", "",
+                "| metric | attempts | mean | median | p90 | max |", "|---|---|---|---|---|---|", *_error_rate_lines(build.checks)]
+    out += ["", "Item x voice pairs dropped (every attempt failed, or the source row was unusable):", ""]
+    dropped = [(task, reason, count) for (task, reason), count in sorted(build.drops.items()) if task in used]
+    out += [f"- {task}: {count} ({reason})" for task, reason, count in dropped] or ["- none"]
+    out += ["", "## Columns", "",
+            "`context_audio` (Audio, 16 kHz) speaks `context`; `candidates` are the text continuations and `label` indexes "
+            "the right one; `candidate_audio` holds spoken candidates when the task speaks them. `context_transcript`, "
+            "`context_error_rate`, `context_metric` and `verification_status` are the ASR gate's verdict on the context clip; "
+            "`source_file` and `source_row` point back to the source.", ""]
+    first = configs[0] if configs else None
+    out += ["## Use", "", "```python", "from datasets import load_dataset", "",
+            f'ds = load_dataset("{repo_id}", "{first.name if first else "CONFIG"}", split="{first.split if first else DEFAULT_SPLIT}")',
+            "```", "", "Evaluate a model with s2sbench (speech context vs text context on the same items):", "", "```bash",
+            f"s2sbench eval --dataset {repo_id} --model smollm2 --out results.json", "```", ""]
+    out += ["The build report of this set is `build_report.json` in this repo.", "", "## Citation", "", "```bibtex", CITATIONS["s2sbench"]]
+    out += [CITATIONS[key] for key in sorted({cite for _, _, cite in terms.values() if cite})]
+    out += ["```", ""]
+    return "\n".join(out)

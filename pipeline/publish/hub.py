@@ -1,0 +1,313 @@
+"""A build on the Hugging Face Hub: stage the repo folder, upload it with retries and resume, load it back to check.
+
+Repo layout: ``README.md`` (the card), ``build_report.json``, and one folder per config with parquet shards
+``<config>/<split>-00000-of-0000N.parquet`` that embed the audio. A config is a task, or a task and voice when the
+task has several voices. Staging is deterministic (same build, same bytes), which is what makes a re-run upload
+skip every file the Hub already holds: the upload compares content hashes with the remote tree before each commit,
+so a run killed half-way resumes without duplicating a file, and a commit whose answer was lost is not re-made.
+
+The token is read by ``huggingface_hub`` from ``HF_TOKEN`` (or a stored login); this module never touches it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from s2sbench.pipeline.manifest import atomic_write_text, sha256_file
+from s2sbench.pipeline.publish.card import HubConfig, describe_build, render_card
+
+log = logging.getLogger(__name__)
+
+REPO_TYPE = "dataset"
+MAX_SHARD_BYTES = 256 * 2**20
+METADATA_FILES = ("README.md", "build_report.json")  # committed last, so the card appears once the data is complete
+TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+T = TypeVar("T")
+
+
+class PublishError(RuntimeError):
+    """Publishing failed: the message says which step, after how many attempts, and why."""
+
+
+@dataclass(frozen=True)
+class StagedRepo:
+    folder: Path
+    configs: list[HubConfig]
+
+
+def config_name(task: str, voice: str, task_voices: int) -> str:
+    return task if task_voices == 1 else f"{task}--{voice}"
+
+
+def _audio_columns(features) -> list[str]:
+    import datasets
+
+    def is_audio(feature) -> bool:
+        return isinstance(feature, datasets.Audio) or (isinstance(feature, (datasets.List, datasets.LargeList)) and isinstance(feature.feature, datasets.Audio))
+
+    return [name for name, feature in features.items() if is_audio(feature)]
+
+
+def stage_repo(build_dir: str | Path, out_dir: str | Path, repo_id: str, *, licence: str | None = None,
+               max_shard_bytes: int = MAX_SHARD_BYTES) -> StagedRepo:
+    """Write the exact folder that would be uploaded for ``build_dir`` into ``out_dir`` (which must be empty)."""
+    import datasets
+    from datasets.table import embed_table_storage
+
+    build_dir, out_dir = Path(build_dir), Path(out_dir)
+    if out_dir.exists() and any(out_dir.iterdir()):
+        raise PublishError(f"{out_dir}: folder is not empty; pass a new folder to stage the Hub repo into")
+    dataset_dir = build_dir / "dataset"
+    if not (dataset_dir / "dataset_dict.json").exists():
+        raise FileNotFoundError(f"{dataset_dir}: no saved DatasetDict; is {build_dir} a finished build directory?")
+    build = describe_build(build_dir)
+    splits = datasets.load_from_disk(str(dataset_dir))
+    configs, features = [], {}
+    for split_key in sorted(splits):
+        table = splits[split_key]
+        tasks = sorted(set(table["task"]))
+        if len(tasks) != 1:
+            raise PublishError(f"{dataset_dir}: split '{split_key}' holds rows of {len(tasks)} tasks ({', '.join(tasks)}); expected one")
+        task = tasks[0]
+        split = build.split_of(task)
+        voice_column = list(table["voice"])
+        voices = sorted(set(voice_column))
+        bytes_per_row = table.data.nbytes / max(1, len(table))
+        for voice in voices:
+            rows = table.select([index for index, value in enumerate(voice_column) if value == voice])
+            name = config_name(task, voice, len(voices))
+            num_bytes = int(bytes_per_row * len(rows))
+            n_shards = max(1, math.ceil(num_bytes / max_shard_bytes))
+            files = []
+            for shard_index in range(n_shards):
+                shard = rows.shard(n_shards, shard_index, contiguous=True)
+                # in memory: a cache file would land inside the build directory
+                shard = shard.with_format("arrow").map(embed_table_storage, batched=True, keep_in_memory=True).with_format(None)
+                relative = f"{name}/{split}-{shard_index:05d}-of-{n_shards:05d}.parquet"
+                target = out_dir / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                partial = target.with_name(f".{target.name}.partial")
+                shard.to_parquet(str(partial))
+                os.replace(partial, target)
+                files.append(relative)
+            configs.append(HubConfig(name=name, task=task, voice=voice, split=split, num_rows=len(rows), num_bytes=num_bytes, files=tuple(files)))
+            features[name] = rows.features.to_dict()
+    atomic_write_text(out_dir / "README.md", render_card(build, configs, features, repo_id, licence))
+    shutil.copyfile(build_dir / "build_report.json", out_dir / "build_report.json")
+    return StagedRepo(out_dir, configs)
+
+
+# --- retries ------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 5
+    base_delay_s: float = 2.0
+    max_delay_s: float = 60.0
+
+    def delay_s(self, attempt: int) -> float:
+        return min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    # huggingface_hub 1.x+ talks through httpx2 (older releases through httpx); both raise TransportError subclasses
+    errors: list[type[BaseException]] = [ConnectionError, TimeoutError]
+    for module_name in ("httpx2", "httpx"):
+        try:
+            errors.append(__import__(module_name).TransportError)
+        except ImportError:
+            continue
+    return tuple(errors)
+
+
+def is_transient(error: BaseException) -> bool:
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if isinstance(error, HfHubHTTPError):
+        return error.response is not None and error.response.status_code in TRANSIENT_STATUS
+    return isinstance(error, _transport_errors())
+
+
+def with_retries(action: Callable[[], T], what: str, policy: RetryPolicy, sleep: Callable[[float], None] = time.sleep) -> T:
+    """Run ``action``; on a transient HTTP error or a dropped connection wait (exponential backoff) and retry."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    for attempt in range(1, policy.attempts + 1):
+        try:
+            return action()
+        except (HfHubHTTPError, *_transport_errors()) as error:
+            if not is_transient(error):
+                raise PublishError(f"{what}: {error}") from error
+            if attempt == policy.attempts:
+                raise PublishError(f"{what}: still failing after {attempt} attempts: {error}") from error
+            delay = policy.delay_s(attempt)
+            log.warning("%s: transient error (%s); retry %d/%d in %.1f s", what, type(error).__name__, attempt, policy.attempts - 1, delay)
+            sleep(delay)
+    raise AssertionError("unreachable")  # the loop returns or raises
+
+
+# --- upload -------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LocalFile:
+    path: str
+    size: int
+    sha256: str
+    git_sha1: str
+
+    @classmethod
+    def of(cls, folder: Path, relative: str) -> "LocalFile":
+        data_path = folder / relative
+        size = data_path.stat().st_size
+        git = hashlib.sha1(b"blob %d\0" % size)
+        with open(data_path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                git.update(block)
+        return cls(relative, size, sha256_file(data_path), git.hexdigest())
+
+    def same_as(self, remote) -> bool:
+        if remote is None:
+            return False
+        if remote.lfs is not None:
+            return remote.lfs.sha256 == self.sha256
+        return remote.blob_id == self.git_sha1
+
+
+@dataclass
+class UploadReport:
+    repo_id: str
+    revision: str
+    commits: int = 0
+    uploaded: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # already on the Hub with the same content
+    deleted: list[str] = field(default_factory=list)  # on the Hub but no longer in the build
+
+
+def _remote_files(api, repo_id: str, revision: str) -> dict:
+    from huggingface_hub.hf_api import RepoFile
+
+    entries = api.list_repo_tree(repo_id, repo_type=REPO_TYPE, revision=revision, recursive=True)
+    return {entry.path: entry for entry in entries if isinstance(entry, RepoFile)}
+
+
+def upload_repo(folder: str | Path, repo_id: str, *, revision: str = "main", private: bool = False,
+                endpoint: str | None = None, policy: RetryPolicy = RetryPolicy(), files_per_commit: int = 50,
+                sleep: Callable[[float], None] = time.sleep) -> UploadReport:
+    """Upload a staged folder so the repo at ``revision`` holds exactly its files; safe to re-run after a failure."""
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+
+    folder = Path(folder)
+    api = HfApi(endpoint=endpoint)
+    with_retries(lambda: api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True), f"create {repo_id}", policy, sleep)
+    if revision != "main":
+        with_retries(lambda: api.create_branch(repo_id, repo_type=REPO_TYPE, branch=revision, exist_ok=True), f"create branch {revision}", policy, sleep)
+    paths = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
+    local = {path: LocalFile.of(folder, path) for path in paths}
+    data_paths = [path for path in paths if path not in METADATA_FILES]
+    batches = [data_paths[start:start + files_per_commit] for start in range(0, len(data_paths), files_per_commit)]
+    batches.append([path for path in paths if path in METADATA_FILES])
+    report = UploadReport(repo_id, revision)
+    for number, batch in enumerate(batches, start=1):
+        final = number == len(batches)
+
+        def commit_batch() -> None:
+            # listed again on every attempt: files that landed before a failure (or in a commit whose answer was
+            # lost) are skipped, never committed twice
+            remote = _remote_files(api, repo_id, revision)
+            pending = [path for path in batch if not local[path].same_as(remote.get(path))]
+            stale = sorted(path for path in remote if final and path not in local and path != ".gitattributes")
+            report.skipped.extend(path for path in batch if path not in pending and path not in report.skipped)
+            if not pending and not stale:
+                return
+            operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(folder / path)) for path in pending]
+            operations += [CommitOperationDelete(path_in_repo=path) for path in stale]
+            api.create_commit(repo_id, repo_type=REPO_TYPE, revision=revision, operations=operations,
+                              commit_message=f"s2sbench publish: part {number} of {len(batches)}")
+            report.commits += 1
+            report.uploaded.extend(pending)
+            report.deleted.extend(stale)
+
+        with_retries(commit_batch, f"commit part {number}/{len(batches)} to {repo_id}@{revision}", policy, sleep)
+    return report
+
+
+# --- read back ----------------------------------------------------------------------------------------------------
+def _row_digests(batches, audio_columns: list[str]) -> dict[str, str]:
+    """Row id -> sha256 over the sha256 of each audio value of the row (context, then candidates), from arrow batches."""
+    digests = {}
+    for batch in batches:
+        columns = {name: batch.column(name).to_pylist() for name in ["id", *audio_columns]}
+        for index, row_id in enumerate(columns["id"]):
+            digest = hashlib.sha256()
+            for name in audio_columns:
+                value = columns[name][index]
+                for audio in value if isinstance(value, list) else [value]:
+                    digest.update(hashlib.sha256(audio["bytes"] if audio else b"").digest())
+            digests[row_id] = digest.hexdigest()
+    return digests
+
+
+@dataclass(frozen=True)
+class ConfigCheck:
+    config: str
+    rows_expected: int
+    rows_found: int
+    audio_mismatches: int  # rows whose audio hash differs, or that are missing on one side
+
+    @property
+    def ok(self) -> bool:
+        return self.rows_expected == self.rows_found and self.audio_mismatches == 0
+
+
+def verify_upload(staged: StagedRepo, repo_id: str, *, revision: str = "main", cache_dir: str | Path | None = None) -> list[ConfigCheck]:
+    """Load every config back from the Hub with ``datasets.load_dataset`` and compare rows and audio hashes."""
+    import datasets
+    import pyarrow.parquet as pq
+
+    checks = []
+    with tempfile.TemporaryDirectory(prefix="s2sbench-verify-") as scratch:
+        for config in staged.configs:
+            local_batches = (batch for path in config.files for batch in pq.ParquetFile(staged.folder / path).iter_batches())
+            audio_columns = _audio_columns(datasets.Features.from_arrow_schema(pq.read_schema(staged.folder / config.files[0])))
+            expected = _row_digests(local_batches, audio_columns)
+            remote = datasets.load_dataset(repo_id, config.name, split=config.split, revision=revision,
+                                           cache_dir=str(cache_dir or scratch), download_mode="force_redownload")
+            found = _row_digests(remote.with_format("arrow").iter(batch_size=256), audio_columns)
+            mismatches = sum(expected.get(row_id) != found.get(row_id) for row_id in expected.keys() | found.keys())
+            checks.append(ConfigCheck(config.name, config.num_rows, len(remote), mismatches))
+    return checks
+
+
+@dataclass
+class PublishResult:
+    configs: list[HubConfig]
+    staged_dir: Path | None = None  # the dry-run folder; a real upload stages into a temporary folder
+    upload: UploadReport | None = None
+    checks: list[ConfigCheck] = field(default_factory=list)
+
+
+def publish_build(build_dir: str | Path, repo_id: str, *, revision: str = "main", private: bool = False,
+                  dry_run_dir: str | Path | None = None, licence: str | None = None,
+                  policy: RetryPolicy = RetryPolicy(), verify: bool = True) -> PublishResult:
+    """Stage, upload and verify a build (the Hub is ``HF_ENDPOINT``). With ``dry_run_dir`` only stage, into that folder."""
+    if dry_run_dir is not None:
+        staged = stage_repo(build_dir, dry_run_dir, repo_id, licence=licence)
+        return PublishResult(staged.configs, staged_dir=staged.folder)
+    with tempfile.TemporaryDirectory(prefix="s2sbench-publish-") as scratch:
+        staged = stage_repo(build_dir, Path(scratch) / "repo", repo_id, licence=licence)
+        result = PublishResult(staged.configs, upload=upload_repo(staged.folder, repo_id, revision=revision, private=private, policy=policy))
+        if verify:
+            result.checks = verify_upload(staged, repo_id, revision=revision)
+            bad = [check for check in result.checks if not check.ok]
+            if bad:
+                details = "; ".join(f"{c.config}: {c.rows_found}/{c.rows_expected} rows, {c.audio_mismatches} audio mismatches" for c in bad)
+                raise PublishError(f"{repo_id}@{revision}: the uploaded data does not match the build: {details}")
+    return result
