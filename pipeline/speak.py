@@ -1,0 +1,126 @@
+"""The speak stage: every text of an item, in one voice, synthesized and verified, retried, or the item dropped.
+
+For one (item, voice) the stage synthesizes each role (context, candidate:K), verifies the clips as one batch, and
+re-synthesizes only the failing ones with the next seed, up to ``gate.max_attempts`` tries. If any clip fails for
+good the whole item is dropped in that voice, so right and wrong candidates stay balanced. Every attempt is returned
+as a :class:`ClipCheck`, so the audit accounts for every clip ever synthesized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from s2sbench.pipeline.asr.base import TranscriptionError
+from s2sbench.pipeline.audio import ClipStore
+from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Item, clip_role
+from s2sbench.pipeline.synthesize import Synthesizer
+from s2sbench.pipeline.tasks import TaskConfig
+from s2sbench.pipeline.tts.base import SynthesisError, Voice
+from s2sbench.pipeline.verify import Verifier
+
+KEPT_STATUSES = ("passed", "unverified")
+
+
+@dataclass
+class SpeakOutcome:
+    """What happened to one (item, voice): the kept row, or the reason it was dropped, and every attempt."""
+
+    item_id: str
+    voice: str
+    row: BuildRow | None
+    checks: list[ClipCheck] = field(default_factory=list)
+    dropped_reason: str = ""
+
+    @property
+    def id(self) -> str:
+        return BuildRow.make_id(self.item_id, self.voice)
+
+
+def texts_to_speak(item: Item, task: TaskConfig) -> dict[str, str]:
+    """Role -> text for the roles the task speaks."""
+    texts: dict[str, str] = {}
+    if "context" in task.speak:
+        texts[clip_role(None)] = item.context
+    if "candidates" in task.speak:
+        for index, candidate in enumerate(item.candidates):
+            texts[clip_role(index)] = candidate
+    return texts
+
+
+def _failed_check(
+    item: Item, role: str, voice: Voice, seed: int, attempt: int, reason: str, asr_model: str, clip_key: str = ""
+) -> ClipCheck:
+    return ClipCheck(
+        item_id=item.id, role=role, attempt=attempt, clip_key=clip_key, voice=voice.id, seed=seed, asr_model=asr_model,
+        metric="none", reference="", hypothesis="", transcript="", error_rate=None, passed=False,
+        status="rejected", reason=reason,
+    )
+
+
+class Speaker:
+    """Speaks and verifies items for one task; reuse one instance for many items (engines stay loaded)."""
+
+    def __init__(self, task: TaskConfig, synthesizer: Synthesizer, verifier: Verifier, store: ClipStore, base_seed: int = 0):
+        self.task = task
+        self.synthesizer = synthesizer
+        self.verifier = verifier
+        self.store = store
+        self.base_seed = base_seed
+
+    def _asr_name(self) -> str:
+        asr = self.verifier.asr
+        return asr.model_id if asr is not None else "none"
+
+    def speak(self, item: Item, voice: Voice) -> SpeakOutcome:
+        outcome = SpeakOutcome(item_id=item.id, voice=voice.id, row=None)
+        pending = texts_to_speak(item, self.task)
+        accepted: dict[str, tuple[Clip, ClipCheck]] = {}
+        last_reason: dict[str, str] = {}
+        for attempt in range(1, self.task.gate.max_attempts + 1):
+            seed = self.base_seed + attempt - 1
+            made: list[Clip] = []
+            for role, text in pending.items():
+                try:
+                    made.append(self.synthesizer.make_clip(item.id, role, text, voice, seed))
+                except SynthesisError as error:
+                    check = _failed_check(item, role, voice, seed, attempt, f"synthesis failed: {error}", self._asr_name())
+                    outcome.checks.append(check)
+                    last_reason[role] = check.reason
+            checks = self._verify(item, made, voice, seed, attempt)
+            outcome.checks.extend(checks)
+            for clip, check in zip(made, checks):
+                if check.status in KEPT_STATUSES:
+                    accepted[clip.role] = (clip, check)
+                    del pending[clip.role]
+                else:
+                    last_reason[clip.role] = check.reason
+            if not pending:
+                break
+        if pending:
+            role = next(iter(pending))
+            outcome.dropped_reason = f"{role} failed {self.task.gate.max_attempts} attempt(s): {last_reason.get(role, '')}"
+            return outcome
+        order = list(texts_to_speak(item, self.task))
+        outcome.row = BuildRow(
+            id=BuildRow.make_id(item.id, voice.id),
+            item=item,
+            voice=voice.id,
+            clips={role: accepted[role][0] for role in order},
+            checks={role: accepted[role][1] for role in order},
+        )
+        return outcome
+
+    def _verify(self, item: Item, clips: Sequence[Clip], voice: Voice, seed: int, attempt: int) -> list[ClipCheck]:
+        if not clips:
+            return []
+        audios = [self.store.load(clip.path) for clip in clips]
+        try:
+            return self.verifier.check_batch(clips, audios, attempt)
+        except TranscriptionError as error:
+            return [
+                _failed_check(
+                    item, clip.role, voice, seed, attempt, f"transcription failed: {error}", self._asr_name(), clip.key
+                )
+                for clip in clips
+            ]

@@ -1,0 +1,24 @@
+"""Test-wide settings: Prefect offline in a temporary home, and a temporary clip store per test session."""
+
+import os
+import tempfile
+
+import pytest
+
+_SESSION_DIR = tempfile.mkdtemp(prefix="s2sbench-tests-")
+# Set before anything imports prefect: analytics off (no network), a private PREFECT_HOME so result persistence and
+# the ephemeral server's database never touch the user's, and a patient server start-up on this 2-core machine.
+os.environ.setdefault("PREFECT_HOME", os.path.join(_SESSION_DIR, "prefect"))
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+os.environ.setdefault("S2SBENCH_CLIP_STORE", os.path.join(_SESSION_DIR, "clips"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    """A temporary Prefect API for tests that run flows (started once per session)."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=180):
+        yield
