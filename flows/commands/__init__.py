@@ -9,4 +9,6 @@ COMMAND_MODULES = [
     "items",
     "voices",
     "verify",
+    "publish",
+    "original",
 ]

@@ -1,0 +1,64 @@
+"""``s2sbench export-original`` / ``import-original``: the JSONL + wav layout of the original S2SBench release."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+EXPORT_EXAMPLES = """examples:
+  s2sbench export-original build/ --out s2s-original/
+  # then, with the original code: --config s2s-original/eval_s2t.yaml --root_dir s2s-original/
+"""
+IMPORT_EXAMPLES = """examples:
+  s2sbench import-original s2s-original/ --out imported/          # an export-original folder (restores it exactly)
+  s2sbench import-original S2S/StoryCloze/sStory_s2t.jsonl --audio-dir S2S/StoryCloze/s-story-firstspeech \\
+      --task sstorycloze --language en --out imported/            # the published S2SBench files
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    export = subparsers.add_parser(
+        "export-original",
+        help="write a build in the original S2SBench layout (JSONL + one wav per row)",
+        description="Write each config of a build as <config>.jsonl and <config>/<uttid>.wav: stories as consecutive-id "
+        "pairs with the right ending first, choice sets with A-D and answer; plus eval_s2t.yaml for the original code.",
+        epilog=EXPORT_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    export.add_argument("build", type=Path, metavar="DIR", help="build directory (from `s2sbench build`)")
+    export.add_argument("--out", required=True, type=Path, help="output folder")
+    export.set_defaults(handler=run_export)
+
+    imp = subparsers.add_parser(
+        "import-original",
+        help="read the original S2SBench layout into items and a dataset s2sbench can evaluate",
+        description="Read original-layout sets (an export-original folder, a folder with eval_s2t.yaml, or one JSONL "
+        "with --audio-dir) into items/<task>.jsonl and dataset/ like a build's (audio marked unverified).",
+        epilog=IMPORT_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    imp.add_argument("source", type=Path, metavar="SOURCE", help="export folder, folder with eval_s2t.yaml, or a JSONL file")
+    imp.add_argument("--out", required=True, type=Path, help="output folder")
+    imp.add_argument("--audio-dir", type=Path, help="wav folder of a single JSONL file")
+    imp.add_argument("--task", help="task name for a single JSONL file (default: the file name)")
+    imp.add_argument("--language", help="language of a single JSONL file (en, zh, ...)")
+    imp.set_defaults(handler=run_import)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from s2sbench.pipeline.publish.original import export_original
+
+    for exported in export_original(args.build, args.out):
+        print(f"{exported.config}: {exported.items} items, {exported.rows} rows ({exported.format})")
+    print(f"original layout in {args.out} (config for the original code: {args.out / 'eval_s2t.yaml'})")
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from s2sbench.pipeline.publish.original import find_sets, import_original
+
+    counts = import_original(find_sets(args.source, task=args.task, language=args.language, audio_dir=args.audio_dir), args.out)
+    for task, rows in counts.items():
+        print(f"{task}: {rows} rows")
+    print(f"items: {args.out / 'items'}   dataset: {args.out / 'dataset'}")
+    return 0

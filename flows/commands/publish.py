@@ -1,0 +1,66 @@
+"""``s2sbench publish``: put a build on the Hugging Face Hub (or stage the exact folder with ``--dry-run``)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+EXAMPLES = """examples:
+  s2sbench publish build/ --repo-id my-org/sstorycloze-demo --dry-run staged/
+  HF_TOKEN=hf_... s2sbench publish build/ --repo-id my-org/sstorycloze-demo --private
+  HF_TOKEN=hf_... s2sbench publish build/ --repo-id my-org/sstorycloze-demo --revision v2
+
+The token is read from HF_TOKEN (or a stored `hf auth login`) and never printed. HF_ENDPOINT selects another Hub.
+Re-running after a failure resumes: files already on the Hub with the same content are skipped.
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "publish",
+        help="upload a build to the Hugging Face Hub and check it loads back",
+        description="Upload a build as a Hub dataset (a config per task and voice, parquet with embedded audio, a "
+        "generated dataset card), then load it back and compare row counts and audio hashes.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("build", type=Path, metavar="DIR", help="build directory (from `s2sbench build`)")
+    parser.add_argument("--repo-id", required=True, help="dataset repo, ORG/NAME")
+    parser.add_argument("--private", action="store_true", help="create the repo private")
+    parser.add_argument("--revision", default="main", help="branch to commit to (created from main if missing)")
+    parser.add_argument("--dry-run", type=Path, metavar="OUT", help="write the folder that would be uploaded to OUT; upload nothing")
+    parser.add_argument("--license", help="Hub licence id for the card (default: from the sources, else 'other')")
+    parser.add_argument("--attempts", type=int, default=5, help="tries per step on transient HTTP errors (default 5)")
+    parser.add_argument("--no-verify", action="store_true", help="skip loading the dataset back after the upload")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from s2sbench.flows.cli import CommandError
+    from s2sbench.pipeline.publish.hub import PublishError, RetryPolicy, publish_build
+
+    if "/" not in args.repo_id:
+        raise CommandError(f"--repo-id '{args.repo_id}': expected ORG/NAME")
+    if args.dry_run is None:
+        from huggingface_hub import get_token
+
+        if not get_token():
+            raise CommandError("no Hugging Face token: set HF_TOKEN (or run `hf auth login`), or use --dry-run OUT")
+    try:
+        result = publish_build(
+            args.build, args.repo_id, revision=args.revision, private=args.private, dry_run_dir=args.dry_run,
+            licence=args.license, policy=RetryPolicy(attempts=args.attempts), verify=not args.no_verify,
+        )
+    except PublishError as error:
+        raise CommandError(f"{error} (re-run the same command to resume)") from error
+    for config in result.configs:
+        print(f"{config.name}: {config.num_rows} rows ({config.split}), {len(config.files)} file(s)")
+    if result.staged_dir is not None:
+        print(f"dry run: the repo folder is in {result.staged_dir}")
+        return 0
+    upload = result.upload
+    print(f"{args.repo_id}@{args.revision}: {upload.commits} commit(s), {len(upload.uploaded)} file(s) uploaded, "
+          f"{len(upload.skipped)} already there, {len(upload.deleted)} stale removed")
+    for check in result.checks:
+        print(f"  loaded back {check.config}: {check.rows_found}/{check.rows_expected} rows, audio hashes match")
+    return 0
