@@ -126,4 +126,7 @@ def build_requests(item: EvalItem, templates: Templates, mode: str) -> list[Requ
         continuations: list[str | Audio] = list(audio)
     else:
         continuations = [separator + text for text in item.candidates]
-    return [Request(context=context, continuation=c, group=group, context_prefix=prefix) for c in continuations]
+    return [
+        Request(context=context, continuation=c, group=group, context_prefix=prefix, language=item.language)
+        for c in continuations
+    ]

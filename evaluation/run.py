@@ -94,12 +94,12 @@ class ScoreCache:
 
     def __init__(self, path: Path):
         self.path = path
-        self._writer = ResumableJsonlWriter(path, key="key")  # opened first: it cuts a line torn by a crash
-        self.scores: dict[str, Score] = {score.key: score for score in iter_records(path, Score)}
+        self._writer = ResumableJsonlWriter(path, Score)  # opened first: it cuts a line torn by a crash
+        self.scores: dict[str, Score] = {score.id: score for score in iter_records(path, Score)}
 
     def add(self, score: Score) -> None:
         self._writer.write(score)
-        self.scores[score.key] = score
+        self.scores[score.id] = score
 
     def close(self) -> None:
         self._writer.close()
@@ -232,7 +232,7 @@ class _Evaluation:
             for (run, row, voice, key, k), result in zip(owners[start : start + size], results):
                 text = row["candidates"][k]
                 score = Score(
-                    key=key,
+                    id=key,
                     model=self.adapter.name,
                     revision=self.revision,
                     task=run.config.name,

@@ -35,7 +35,7 @@ class ScoringError(ValueError):
 class Score(Record):
     """One scored candidate: a line of the score cache."""
 
-    key: str  # cache key: hash of model revision, task, task version, mode, template, item, voice, candidate
+    id: str  # the cache key: hash of model revision, task, task version, mode, template, item, voice, candidate
     model: str
     revision: str
     task: str

@@ -152,3 +152,34 @@ def toy_adapter() -> ToyAdapter:
 @pytest.fixture
 def eval_tasks() -> dict[str, TaskConfig]:
     return {"mc-zh": CHOICE_TASK}
+
+
+def byte_tokenizer():
+    """A byte-level tokenizer with no merges: every UTF-8 byte is a token, so English and Chinese both encode."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    vocab = {symbol: index for index, symbol in enumerate(alphabet)}
+    vocab["<|endoftext|>"] = len(vocab)
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    return PreTrainedTokenizerFast(tokenizer_object=backend, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
+
+
+@pytest.fixture(scope="session")
+def gpt2_checkpoints(tmp_path_factory) -> Path:
+    """Three random-weight GPT2 checkpoints (2 layers, width 32, different seeds) saved as ckpt_100/200/300."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    root = tmp_path_factory.mktemp("run")
+    tokenizer = byte_tokenizer()
+    for step, seed in ((300, 3), (100, 1), (200, 2)):
+        torch.manual_seed(seed)
+        config = GPT2Config(vocab_size=len(tokenizer), n_positions=512, n_embd=32, n_layer=2, n_head=2,
+                            bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id)  # fmt: skip
+        GPT2LMHeadModel(config).save_pretrained(root / f"ckpt_{step}")
+        tokenizer.save_pretrained(root / f"ckpt_{step}")
+    return root

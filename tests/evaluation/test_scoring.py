@@ -48,7 +48,7 @@ def generated_scores(n_items: int, n_candidates: int, seed: int, mode: str = "S-
             n_tokens = rng.choice([1, 2, 4])
             loss = rng.randint(1, 6) / 4  # six values: many ties
             scores.append(Score(
-                key=f"{i}/{k}", model="m", revision="r", task="t", task_version=1, template="tpl", mode=mode,
+                id=f"{i}/{k}", model="m", revision="r", task="t", task_version=1, template="tpl", mode=mode,
                 item_id=f"item-{i:04d}", voice="v", candidate=k, n_candidates=n_candidates, right=k == right,
                 sum_logprob=-loss * n_tokens, n_tokens=n_tokens, n_chars=10 + k, n_bytes=12 + k,
             ))  # fmt: skip

@@ -1,0 +1,84 @@
+"""A checkpoint sweep over three real (tiny, random-weight) GPT2 checkpoints, through the hf-causal adapter."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from s2sbench.evaluation.models import get_adapter
+from s2sbench.evaluation.run import EvalOptions
+from s2sbench.evaluation.stats import BootstrapOptions
+from s2sbench.evaluation.sweep import find_checkpoints, sweep
+from s2sbench.flows.cli import main
+
+# T->T only (hf-causal is a text LM): stories 6 x 2 candidates, choices 4 x 4
+PER_CHECKPOINT = 6 * 2 + 4 * 4
+
+
+def test_step_pattern(tmp_path):
+    for name in ("ckpt_100", "ckpt_20", "run3-step-5"):
+        (tmp_path / name).mkdir()
+    assert [c.step for c in find_checkpoints(str(tmp_path / "ckpt_*"))] == [20, 100]
+    assert [c.step for c in find_checkpoints(str(tmp_path / "run3-*"), r"step-(\d+)")] == [5]
+    with pytest.raises(ValueError, match="cannot read a step from 'run3-step-5'"):
+        find_checkpoints(str(tmp_path / "run3-*"), r"ckpt_(\d+)")
+    with pytest.raises(FileNotFoundError, match="no checkpoint matches"):
+        find_checkpoints(str(tmp_path / "nothing_*"))
+
+
+def test_sweep_writes_trajectory_and_plots_and_reruns_from_cache(build_dir, gpt2_checkpoints, tmp_path, eval_tasks):
+    checkpoints = find_checkpoints(str(gpt2_checkpoints / "ckpt_*"))
+    assert [c.step for c in checkpoints] == [100, 200, 300]
+    options = EvalOptions(tasks=eval_tasks, bootstrap=BootstrapOptions(n_resamples=200))
+
+    def make_adapter(path):
+        return get_adapter("hf-causal", model=str(path), batch_size=16)
+
+    first = sweep(build_dir, checkpoints, make_adapter, None, tmp_path, options)
+    assert (first.n_scored, first.n_cached) == (3 * PER_CHECKPOINT, 0)
+    with open(first.table, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    token = [r for r in rows if r["normalization"] == "token" and r["rule"] == "pairwise_strict"]
+    assert [int(r["step"]) for r in token] == [100, 200, 300]
+    assert all(float(r["ci_low"]) <= float(r["accuracy"]) <= float(r["ci_high"]) for r in rows)
+    # different random weights give different losses at each step
+    assert len({r["mean_right_loss"] for r in token}) == 3
+    assert [p.name for p in first.plots] == ["demo-stories-en.png", "mc-zh.png"]
+    assert all(p.stat().st_size > 10_000 for p in first.plots)
+    summary = (tmp_path / "original" / "demo-stories-en" / "T-T" / "text" / "summary.csv").read_text().splitlines()
+    assert summary[0] == "step,accuracy%,avg_pos_loss,avg_neg_loss" and [s.split(",")[0] for s in summary[1:]] == [
+        "100", "200", "300",
+    ]  # fmt: skip
+    per_ckpt = json.loads((tmp_path / "checkpoints" / "ckpt_200" / "results.json").read_text(encoding="utf-8"))
+    assert per_ckpt["model"]["revision"].startswith(str(checkpoints[1].path.resolve()))
+
+    again = sweep(build_dir, checkpoints, make_adapter, None, tmp_path, options)
+    assert (again.n_scored, again.n_cached) == (0, 3 * PER_CHECKPOINT)
+    assert again.rows == first.rows
+
+
+def test_eval_command_single_model_and_sweep(build_dir, gpt2_checkpoints, tmp_path, capsys):
+    task_file = tmp_path / "mc-zh.yaml"
+    from conftest import CHOICE_TASK
+
+    import yaml
+
+    task_file.write_text(yaml.safe_dump(CHOICE_TASK.model_dump(mode="json", exclude={"path"})), encoding="utf-8")
+    common = ["eval", "--dataset", str(build_dir), "--model", "hf-causal", "--task-file", str(task_file),
+              "--bootstrap", "100"]  # fmt: skip
+    out_file = tmp_path / "single" / "scores.json"
+    model = f"model={gpt2_checkpoints / 'ckpt_100'}"
+    assert main([*common, "--model-arg", model, "--model-arg", "batch_size=8", "--out", str(out_file)]) == 0
+    assert json.loads(out_file.read_text())["model"]["name"] == "hf-causal"
+    assert (tmp_path / "single" / "samples.jsonl").exists()
+    assert "| demo-stories-en | T->T | pairwise_strict |" in capsys.readouterr().out
+
+    sweep_out = tmp_path / "sweep"
+    glob = str(gpt2_checkpoints / "ckpt_*")
+    assert main([*common, "--model-glob", glob, "--step-pattern", r"ckpt_(\d+)", "--out", str(sweep_out)]) == 0
+    assert "3 checkpoints (steps 100, 200, 300)" in capsys.readouterr().out
+    assert (sweep_out / "trajectory.csv").exists() and (sweep_out / "plots" / "mc-zh.png").exists()
+    assert main([*common, "--model-arg", "oops", "--out", str(sweep_out)]) == 2
+    assert "expected KEY=VALUE" in capsys.readouterr().err
