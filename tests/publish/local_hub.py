@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
 import re
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -41,6 +43,8 @@ class Fault:
     pattern: re.Pattern
     times: int
     status: int | None  # None: drop the connection without answering
+    after: bool = False  # drop the connection after the request took effect (a lost answer)
+    skip: int = 0  # matching requests to let through first
 
 
 @dataclass
@@ -69,8 +73,8 @@ class _QuietServer(ThreadingHTTPServer):
 class LocalHub:
     def __init__(self, port: int = 0):
         self.repos: dict[str, Repo] = {}  # "datasets/org/name" -> Repo
-        self.lfs_objects: dict[str, bytes] = {}
-        self.lfs_puts: dict[str, int] = {}  # sha256 -> completed uploads
+        self.lfs_objects: dict[tuple[str, str], bytes] = {}  # (repo, sha256) -> content; LFS storage is per repo
+        self.lfs_puts: dict[tuple[str, str], int] = {}  # (repo, sha256) -> completed uploads
         self.requests: list[tuple[str, str]] = []
         self.authorizations: set[str] = set()
         self.faults: list[Fault] = []
@@ -94,10 +98,12 @@ class LocalHub:
         self._server.server_close()
 
     # --- fault injection -------------------------------------------------------------------------------------
-    def fail(self, method: str, path_regex: str, *, times: int = 1, status: int | None = 500) -> None:
-        """Answer the next ``times`` requests matching ``method`` and ``path_regex`` with ``status`` (None: drop)."""
+    def fail(self, method: str, path_regex: str, *, times: int = 1, status: int | None = 500, after: bool = False, skip: int = 0) -> None:
+        """After letting ``skip`` matching requests through, answer the next ``times`` requests matching ``method``
+        and ``path_regex`` with ``status``, or with ``status=None`` drop the connection instead of answering
+        (``after=True``: once the request took effect)."""
         with self.lock:
-            self.faults.append(Fault(method, re.compile(path_regex), times, status))
+            self.faults.append(Fault(method, re.compile(path_regex), times, status, after, skip))
 
     def hold(self, method: str, path_regex: str) -> Hold:
         hold = Hold(method, re.compile(path_regex))
@@ -116,6 +122,9 @@ class LocalHub:
         with self.lock:
             for fault in self.faults:
                 if fault.times > 0 and fault.method == method and fault.pattern.search(path):
+                    if fault.skip > 0:
+                        fault.skip -= 1
+                        continue
                     fault.times -= 1
                     return fault
         return None
@@ -182,16 +191,26 @@ def _make_handler(hub: LocalHub):
             if hold := hub._take_hold(method, path):
                 hold.reached.set()
                 hold.release.wait(timeout=60)
-            if fault := hub._take_fault(method, path):
+            fault = hub._take_fault(method, path)
+            if fault is not None and not fault.after:
                 if fault.status is None:
-                    self.close_connection = True
-                    self.connection.close()
-                    return
+                    return self._drop()
                 return self._error(fault.status, "injected fault")
+            if fault is not None:
+                self.wfile = io.BytesIO()  # the handler runs; its answer never reaches the client
             for pattern, handler in ROUTES:
                 if pattern[0] == method and (match := re.fullmatch(pattern[1], path)):
-                    return handler(self, match, query, body)
-            self._error(404, f"no route for {method} {path}")
+                    handler(self, match, query, body)
+                    break
+            else:
+                self._error(404, f"no route for {method} {path}")
+            if fault is not None:
+                self._drop()
+
+        def _drop(self) -> None:
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            self.connection.close()
 
         def do_GET(self) -> None:
             self._dispatch("GET")
@@ -276,21 +295,22 @@ def _make_handler(hub: LocalHub):
         def lfs_batch(self, match, query, body) -> None:
             if self._repo(match["kind"], match["repo"]) is None:
                 return
+            key = f"{match['kind']}/{match['repo']}"
             objects = []
             for obj in json.loads(body)["objects"]:
                 entry = {"oid": obj["oid"], "size": obj["size"]}
-                if obj["oid"] not in hub.lfs_objects:
-                    entry["actions"] = {"upload": {"href": f"{hub.endpoint}/_lfs/{obj['oid']}/{obj['size']}"}}
+                if (key, obj["oid"]) not in hub.lfs_objects:
+                    entry["actions"] = {"upload": {"href": f"{hub.endpoint}/_lfs/{key}/{obj['oid']}/{obj['size']}"}}
                 objects.append(entry)
             self._json(200, {"transfer": "basic", "objects": objects}, {"Content-Type": "application/vnd.git-lfs+json"})
 
         def lfs_put(self, match, query, body) -> None:
-            oid, size = match["oid"], int(match["size"])
+            oid, size, key = match["oid"], int(match["size"]), f"{match['kind']}/{match['repo']}"
             if len(body) != size or hashlib.sha256(body).hexdigest() != oid:
                 return self._error(400, f"object {oid} is incomplete: got {len(body)} of {size} bytes")
             with hub.lock:
-                hub.lfs_objects[oid] = body
-                hub.lfs_puts[oid] = hub.lfs_puts.get(oid, 0) + 1
+                hub.lfs_objects[(key, oid)] = body
+                hub.lfs_puts[(key, oid)] = hub.lfs_puts.get((key, oid), 0) + 1
             self._send(200)
 
         def commit(self, match, query, body) -> None:
@@ -312,9 +332,10 @@ def _make_handler(hub: LocalHub):
                     if key == "file":
                         files[value["path"]] = (base64.b64decode(value["content"]), False)
                     elif key == "lfsFile":
-                        if value["oid"] not in hub.lfs_objects:
-                            return self._error(422, f"LFS object {value['oid']} was never uploaded")
-                        files[value["path"]] = (hub.lfs_objects[value["oid"]], True)
+                        stored = hub.lfs_objects.get((f"{match['kind']}/{match['repo']}", value["oid"]))
+                        if stored is None:
+                            return self._error(422, f"LFS object {value['oid']} was never uploaded to this repo")
+                        files[value["path"]] = (stored, True)
                     elif key == "deletedFile":
                         files.pop(value["path"], None)
                     elif key == "deletedFolder":
@@ -440,7 +461,7 @@ def _make_handler(hub: LocalHub):
         (("GET", api_repo + r"(?:/revision/(?P<rev>[^/]+))?"), Handler.info),
         (("GET", api_repo + r"/tree/(?P<rev>[^/]+)(?:/(?P<path>.*))?"), Handler.tree),
         (("POST", r"/" + repo_re + r"\.git/info/lfs/objects/batch"), Handler.lfs_batch),
-        (("PUT", r"/_lfs/(?P<oid>[0-9a-f]{64})/(?P<size>\d+)"), Handler.lfs_put),
+        (("PUT", r"/_lfs/" + repo_re + r"/(?P<oid>[0-9a-f]{64})/(?P<size>\d+)"), Handler.lfs_put),
         (("GET", r"/" + repo_re + r"/resolve/(?P<rev>[^/]+)/(?P<path>.+)"), Handler.resolve),
         (("HEAD", r"/" + repo_re + r"/resolve/(?P<rev>[^/]+)/(?P<path>.+)"), Handler.resolve_head),
     ]

@@ -1,0 +1,127 @@
+"""Publishing to a real HTTP server on loopback that speaks the part of the Hub API the upload and the loader use."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from conftest import FAKE_TOKEN
+
+from s2sbench.pipeline.publish.hub import PublishError, RetryPolicy, publish_build, stage_repo, upload_repo, verify_upload
+
+FAST = RetryPolicy(attempts=4, base_delay_s=0.01, max_delay_s=0.05)
+REPO = "datasets/{}"
+
+
+def _staged_files(folder) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def _hub_files(hub, repo_id: str, revision: str = "main") -> dict[str, bytes]:
+    files = hub.files(REPO.format(repo_id), revision)
+    files.pop(".gitattributes")
+    return files
+
+
+def test_staging_is_deterministic_and_laid_out_per_task_and_voice(build_dir, tmp_path):
+    first = stage_repo(build_dir, tmp_path / "a", "org/demo")
+    second = stage_repo(build_dir, tmp_path / "b", "org/demo")
+    assert _staged_files(first.folder) == _staged_files(second.folder)
+    names = {config.name: (config.split, config.num_rows) for config in first.configs}
+    # the English task has two voices (one pair dropped by the gate), the Chinese one a single voice
+    assert names == {"demo-stories-en--piper-en-joe": ("test", 3), "demo-stories-en--espeak-en-us": ("test", 2), "demo-choice-zh": ("test", 2)}
+    assert sorted(_staged_files(first.folder)) == [
+        "README.md", "build_report.json",
+        "demo-choice-zh/test-00000-of-00001.parquet",
+        "demo-stories-en--espeak-en-us/test-00000-of-00001.parquet",
+        "demo-stories-en--piper-en-joe/test-00000-of-00001.parquet",
+    ]
+
+
+def test_staging_refuses_a_folder_in_use(build_dir, tmp_path):
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "notes.txt").write_text("mine")
+    with pytest.raises(PublishError, match="not empty"):
+        stage_repo(build_dir, tmp_path / "used", "org/demo")
+
+
+def test_publish_then_load_dataset_through_hf_endpoint_matches(build_dir, local_hub, tmp_path, caplog, capsys):
+    import datasets
+
+    caplog.set_level(logging.DEBUG)
+    result = publish_build(build_dir, "org/roundtrip", policy=FAST)
+    assert [check.ok for check in result.checks] == [True, True, True]
+    assert sum(check.rows_found for check in result.checks) == 7
+    # an independent load, as a user would do it
+    loaded = datasets.load_dataset("org/roundtrip", "demo-stories-en--piper-en-joe", split="test", cache_dir=str(tmp_path / "cache"))
+    local = datasets.load_from_disk(str(build_dir / "dataset"))["demo_stories_en"]
+    local = local.filter(lambda row: row["voice"] == "piper-en-joe", keep_in_memory=True)
+    assert loaded["id"] == local["id"] and loaded["label"] == local["label"] and loaded["candidates"] == local["candidates"]
+    assert loaded.features["context_audio"] == datasets.Audio(sampling_rate=16000)
+    loaded_audio = loaded.cast_column("context_audio", datasets.Audio(decode=False))["context_audio"]
+    local_audio = local.cast_column("context_audio", datasets.Audio(decode=False))["context_audio"]
+    assert [a["bytes"] for a in loaded_audio] == [a["bytes"] for a in local_audio]
+    # the token went to the server and nowhere else
+    assert local_hub.authorizations == {f"Bearer {FAKE_TOKEN}"}
+    out = capsys.readouterr()
+    assert FAKE_TOKEN not in caplog.text + out.out + out.err
+    assert all(FAKE_TOKEN.encode() not in data for data in _hub_files(local_hub, "org/roundtrip").values())
+
+
+def test_upload_retries_500s_and_dropped_connections_and_stores_complete_files(build_dir, local_hub, tmp_path):
+    staged = stage_repo(build_dir, tmp_path / "stage", "org/flaky")
+    local_hub.fail("POST", r"/api/repos/create", status=503)
+    local_hub.fail("POST", r"/preupload/", status=500)
+    local_hub.fail("PUT", r"/_lfs/", status=None)  # connection dropped mid-upload of an LFS object
+    local_hub.fail("POST", r"/commit/", times=2, status=500)
+    local_hub.fail("POST", r"/commit/", status=None)
+    sleeps: list[float] = []
+    report = upload_repo(staged.folder, "org/flaky", policy=FAST, files_per_commit=2, sleep=sleeps.append)
+    assert all(fault.times == 0 for fault in local_hub.faults), "every injected fault was hit"
+    assert sleeps == [0.01, 0.01, 0.02, 0.04]  # create (1), then commit part 1 (3): exponential backoff
+    assert _hub_files(local_hub, "org/flaky") == _staged_files(staged.folder)
+    assert report.commits == 3 and sorted(report.uploaded) == sorted(_staged_files(staged.folder))
+    assert all(count == 1 for count in local_hub.lfs_puts.values())
+
+
+def test_lost_commit_answer_is_not_committed_twice(build_dir, local_hub, tmp_path):
+    staged = stage_repo(build_dir, tmp_path / "stage", "org/lost")
+    local_hub.fail("POST", r"/commit/", status=None, after=True)  # the first commit lands; its answer is lost
+    report = upload_repo(staged.folder, "org/lost", policy=FAST, files_per_commit=10, sleep=lambda s: None)
+    # initial commit + data + metadata: the retry saw the data on the Hub and skipped it
+    assert local_hub.commit_count(REPO.format("org/lost")) == 3
+    assert report.commits == 1 and len(report.skipped) == 3
+    assert _hub_files(local_hub, "org/lost") == _staged_files(staged.folder)
+
+
+def test_failed_upload_resumes_without_duplicating_files(build_dir, local_hub, tmp_path):
+    staged = stage_repo(build_dir, tmp_path / "stage", "org/resume")
+    local_hub.fail("POST", r"/commit/", skip=1, times=100)  # part 1 commits, then the Hub stays down
+    with pytest.raises(PublishError, match="still failing after 4 attempts"):
+        upload_repo(staged.folder, "org/resume", policy=FAST, files_per_commit=1, sleep=lambda s: None)
+    first_run = _hub_files(local_hub, "org/resume")
+    assert len(first_run) == 1
+    local_hub.clear_faults()
+    report = upload_repo(staged.folder, "org/resume", policy=FAST, files_per_commit=1, sleep=lambda s: None)
+    assert _hub_files(local_hub, "org/resume") == _staged_files(staged.folder)
+    assert report.skipped == sorted(first_run)
+    assert not set(report.uploaded) & set(first_run)
+    # part 2's object reached LFS storage in the first run; the second run found it there
+    assert all(count == 1 for count in local_hub.lfs_puts.values()), "no LFS object was uploaded twice"
+
+
+def test_republish_removes_files_the_build_no_longer_has(build_dir, local_hub, tmp_path):
+    staged = stage_repo(build_dir, tmp_path / "stage", "org/shrink")
+    upload_repo(staged.folder, "org/shrink", policy=FAST, sleep=lambda s: None)
+    (staged.folder / "demo-choice-zh" / "test-00000-of-00001.parquet").unlink()
+    report = upload_repo(staged.folder, "org/shrink", policy=FAST, sleep=lambda s: None)
+    assert report.deleted == ["demo-choice-zh/test-00000-of-00001.parquet"]
+    assert _hub_files(local_hub, "org/shrink") == _staged_files(staged.folder)
+
+
+def test_publish_to_a_branch_and_verify_it(build_dir, local_hub, tmp_path):
+    staged = stage_repo(build_dir, tmp_path / "stage", "org/branchy")
+    upload_repo(staged.folder, "org/branchy", revision="v2", private=True, policy=FAST, sleep=lambda s: None)
+    assert "README.md" in local_hub.files(REPO.format("org/branchy"), "v2")
+    assert "README.md" not in local_hub.files(REPO.format("org/branchy"), "main")
+    assert all(check.ok for check in verify_upload(staged, "org/branchy", revision="v2", cache_dir=tmp_path / "cache"))
