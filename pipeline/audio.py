@@ -95,7 +95,8 @@ def trim_silence(samples: np.ndarray, sample_rate_hz: int, top_db: float, pad_s:
 
 
 def _biquad(kind: str, fc: float, q: float, gain_db: float, rate: float) -> tuple[np.ndarray, np.ndarray]:
-    # Robert Bristow-Johnson's cookbook filters; the BS.1770 K-weighting is a high shelf then a high pass.
+    # Robert Bristow-Johnson's cookbook filters; the BS.1770 K-weighting is a high shelf then a high pass, with
+    # pyloudnorm's parameters, which match the standard's 48 kHz coefficients and carry over to any rate.
     a_gain, w0 = 10 ** (gain_db / 40), 2 * np.pi * fc / rate
     alpha, cos_w0 = np.sin(w0) / (2 * q), np.cos(w0)
     if kind == "high_shelf":
@@ -115,7 +116,7 @@ def integrated_loudness(samples: np.ndarray, sample_rate_hz: int) -> float:
     from scipy.signal import lfilter
 
     weighted = samples.astype(np.float64)
-    for kind, fc, q, gain in (("high_shelf", 1681.97, 0.7072, 3.9998), ("high_pass", 38.135, 0.5003, 0.0)):
+    for kind, fc, q, gain in (("high_shelf", 1500.0, 1 / np.sqrt(2), 4.0), ("high_pass", 38.0, 0.5, 0.0)):
         b, a = _biquad(kind, fc, q, gain, sample_rate_hz)
         weighted = lfilter(b, a, weighted)
     block, hop = int(0.4 * sample_rate_hz), int(0.1 * sample_rate_hz)

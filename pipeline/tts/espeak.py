@@ -43,6 +43,25 @@ def _version() -> str:
     return result.stdout.split("Data at")[0].strip()
 
 
+@cache
+def _known_voices() -> frozenset[str]:
+    # espeak-ng quietly falls back to its default voice for an unknown name, so names are checked here first.
+    listing = subprocess.run([_binary(), "--voices"], capture_output=True, text=True, check=True).stdout
+    names = set()
+    for line in listing.splitlines()[1:]:
+        columns = line.split()
+        if len(columns) >= 5:
+            names.update({columns[1], columns[3], columns[4], columns[4].split("/")[-1]})
+    return frozenset(name.lower() for name in names)
+
+
+def _check_voice_name(voice: Voice) -> str:
+    name = voice.model or "en-us"
+    if name.split("+")[0].lower() not in _known_voices():
+        raise SynthesisError(f"voice '{voice.id}': espeak-ng has no voice '{name}' (see `espeak-ng --voices`)")
+    return name
+
+
 class EspeakEngine(TTSEngine):
     """``voice.model`` is an espeak-ng voice name (``en-us``, ``cmn-latn-pinyin``); options: ``pinyin`` (bool),
     ``speed_wpm`` (int), ``pitch`` (0-99). The seed has no effect: espeak-ng has no randomness."""
@@ -53,13 +72,13 @@ class EspeakEngine(TTSEngine):
         return f"{_version()};voice={voice.model or 'en-us'}"
 
     def missing(self, voice: Voice) -> str | None:
-        return None if shutil.which("espeak-ng") else "espeak-ng is not installed"
+        return None if shutil.which("espeak-ng") else "espeak-ng is not installed (apt-get install espeak-ng)"
 
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
         import soundfile
 
         spoken = to_numbered_pinyin(text) if voice.options.get("pinyin") else text
-        command = [_binary(), "-v", voice.model or "en-us"]
+        command = [_binary(), "-v", _check_voice_name(voice)]
         if "speed_wpm" in voice.options:
             command += ["-s", str(int(voice.options["speed_wpm"]))]
         if "pitch" in voice.options:
@@ -68,7 +87,9 @@ class EspeakEngine(TTSEngine):
             wav = Path(folder) / "out.wav"
             # The text goes through stdin so it is never parsed as an option (a text starting with "-").
             result = subprocess.run(command + ["-w", str(wav), "--stdin"], input=spoken, capture_output=True, text=True)
-            if result.returncode != 0 or not wav.exists():
+            if result.returncode != 0:
                 raise SynthesisError(f"espeak-ng failed (exit {result.returncode}): {result.stderr.strip()[:300]}")
+            if not wav.exists() or wav.stat().st_size <= 44:
+                raise SynthesisError(f"empty audio: espeak-ng wrote no samples for {spoken[:60]!r}")
             samples, rate = soundfile.read(wav, dtype="float32", always_2d=True)
         return Waveform(samples=np.ascontiguousarray(samples.mean(axis=1)), sample_rate_hz=int(rate))

@@ -1,0 +1,52 @@
+import pytest
+
+from s2sbench.pipeline.tts import get_engine
+from s2sbench.pipeline.tts.voices import VoiceConfigError, get_voice, load_voices
+
+
+def test_shipped_registry_has_offline_voices_for_both_languages():
+    voices = load_voices()
+    assert {"piper-en-joe", "espeak-en-us", "espeak-en-gb-f3", "espeak-zh-pinyin"} <= set(voices)
+    assert voices["espeak-zh-pinyin"].language == "zh"
+    for voice in voices.values():
+        assert voice.licence != "unknown", voice.id
+    # the Coqui examples need a download, and say so instead of failing somewhere later
+    assert get_engine("coqui").missing(voices["coqui-xtts-en-clone"])
+
+
+def test_unknown_voice_lists_the_known_ones():
+    with pytest.raises(VoiceConfigError, match=r"unknown voice 'nope' \(known: .*piper-en-joe"):
+        get_voice("nope")
+
+
+@pytest.mark.parametrize("body, message", [
+    ("- id: a\n  engine: piper\n", r"voice 0 \('a'\): key 'language': Field required"),
+    ("- id: a\n  engine: festival\n  language: en\n", r"voice 0 \('a'\): key 'engine': unknown engine 'festival'"),
+    ("- id: a\n  engine: piper\n  language: en\n  colour: red\n", r"key 'colour': Extra inputs"),
+    ("id: a\n", "expected a list of voices"),
+    ("- [1, 2]\n", "voice 0: expected a mapping"),
+    ("- id: a\n  engine: piper\n  language: en\n- id: a\n  engine: piper\n  language: en\n", "'a' is already defined"),
+])
+def test_bad_voice_files_name_file_entry_and_key(tmp_path, body, message):
+    path = tmp_path / "voices.yaml"
+    path.write_text(body)
+    with pytest.raises(VoiceConfigError, match=message) as error:
+        load_voices([path])
+    assert str(path) in str(error.value)
+
+
+def test_relative_files_resolve_beside_the_voice_file_and_env_adds_files(tmp_path, monkeypatch):
+    (tmp_path / "ref.wav").write_bytes(b"")
+    (tmp_path / "mine.yaml").write_text(
+        "- id: clone\n  engine: coqui\n  language: en\n  model: some/model\n  speaker: ref.wav\n"
+    )
+    monkeypatch.setenv("S2SBENCH_VOICES", str(tmp_path))
+    voice = get_voice("clone")
+    assert voice.speaker == str((tmp_path / "ref.wav").resolve())
+    assert voice.model == "some/model"  # not a file beside the YAML: left as the hub name it is
+
+
+def test_engine_registry_is_lazy_and_names_known_engines():
+    assert get_engine("espeak-ng") is get_engine("espeak-ng")
+    with pytest.raises(ValueError, match=r"unknown TTS engine 'festival' \(known: coqui, espeak-ng, piper\)"):
+        get_engine("festival")
