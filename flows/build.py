@@ -42,7 +42,7 @@ def report_markdown(report: dict) -> str:
     return "\n".join(lines)
 
 
-@flow(name="build", log_prints=True)
+@flow(name="build")
 def build_flow(
     tasks: list[str],
     out_dir: str,

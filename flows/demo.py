@@ -16,7 +16,7 @@ DEMO_MODEL = "cascade"
 DEMO_MODEL_OPTIONS = {"asr_engine": "faster-whisper", "asr_model": "tiny.en", "lm": "smollm2"}
 
 
-@flow(name="demo", log_prints=True)
+@flow(name="demo")
 def demo_flow(out_dir: str, limit: int | None = None, tasks: list[str] | None = None) -> dict:
     out = Path(out_dir)
     build_flow(tasks=tasks or DEMO_TASKS, out_dir=str(out / "build"), limit=limit)

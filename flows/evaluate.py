@@ -17,7 +17,7 @@ def evaluate_task(build_dir: Path, model: str, model_options: dict, modes: list[
     return evaluate(build_dir, adapter, modes=modes, out_dir=out_dir)
 
 
-@flow(name="evaluate", log_prints=True)
+@flow(name="evaluate")
 def evaluate_flow(
     build_dir: str, model: str, out_dir: str, model_options: dict | None = None, modes: list[str] | None = None
 ) -> dict:

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import os
 import platform
+import shutil
 from collections import Counter
 from importlib import metadata
 from pathlib import Path
@@ -88,6 +90,17 @@ def build_dataset(rows_by_task: dict[str, list[BuildRow]], store):
     return datasets.DatasetDict(splits)
 
 
+def save_dataset_atomically(dataset, target: Path) -> None:
+    """Save into a fresh folder beside ``target`` and swap it in, so a killed save never leaves a half dataset."""
+    for stale in target.parent.glob(f".{target.name}.tmp-*"):
+        shutil.rmtree(stale)
+    staging = target.parent / f".{target.name}.tmp-{os.getpid()}"
+    dataset.save_to_disk(str(staging))
+    if target.exists():
+        shutil.rmtree(target)
+    os.replace(staging, target)
+
+
 def _package_version(name: str) -> str:
     try:
         return metadata.version(name)
@@ -143,8 +156,7 @@ def assemble_build(out_dir: Path, tasks: list[TaskConfig], shard_size: int, stor
     write_records(out_dir / "clips.jsonl", [clip for row in every_row for clip in row.clips.values()])
     write_records(out_dir / "verification.jsonl", all_checks)
     write_records(out_dir / "drops.jsonl", all_drops)
-    dataset = build_dataset(rows_by_task, store)
-    dataset.save_to_disk(str(out_dir / "dataset"))
+    save_dataset_atomically(build_dataset(rows_by_task, store), out_dir / "dataset")
     report = {
         "tasks": per_task,
         "totals": {

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tqdm.auto import tqdm
+
 from s2sbench.pipeline.manifest import ResumableJsonlWriter, atomic_write_text, read_records, write_records
 from s2sbench.pipeline.records import BuildRow, ClipCheck, Drop, Item
 from s2sbench.pipeline.tasks import TaskConfig
@@ -85,7 +87,8 @@ def speak_shard(
         ResumableJsonlWriter(folder / "drops.jsonl", Drop) as drops,
         ResumableJsonlWriter(folder / "checks.jsonl", ClipCheck) as checks,
     ):
-        for item in items:
+        progress = tqdm(items, desc=f"speak {task.name} shard {shard}", unit="item", disable=None, leave=False)
+        for item in progress:
             for voice in voices:
                 row_id = BuildRow.make_id(item.id, voice.id)
                 if row_id in rows or row_id in drops:
