@@ -51,6 +51,7 @@ class Fault:
 class Hold:
     method: str
     pattern: re.Pattern
+    skip: int = 0  # matching requests to let through first
     reached: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
 
@@ -105,8 +106,9 @@ class LocalHub:
         with self.lock:
             self.faults.append(Fault(method, re.compile(path_regex), times, status, after, skip))
 
-    def hold(self, method: str, path_regex: str) -> Hold:
-        hold = Hold(method, re.compile(path_regex))
+    def hold(self, method: str, path_regex: str, *, skip: int = 0) -> Hold:
+        """Block the first matching request after ``skip`` until released; ``reached`` is set when it arrives."""
+        hold = Hold(method, re.compile(path_regex), skip)
         with self.lock:
             self.holds.append(hold)
         return hold
@@ -133,6 +135,9 @@ class LocalHub:
         with self.lock:
             for hold in self.holds:
                 if hold.method == method and hold.pattern.search(path) and not hold.reached.is_set():
+                    if hold.skip > 0:
+                        hold.skip -= 1
+                        continue
                     return hold
         return None
 

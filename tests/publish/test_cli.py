@@ -1,0 +1,67 @@
+"""``s2sbench publish``, ``export-original`` and ``import-original`` from the command line, and a killed upload."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from conftest import FAKE_TOKEN
+
+from s2sbench.flows.cli import main
+
+
+def test_dry_run_writes_the_folder_and_needs_no_token(build_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    assert main(["publish", str(build_dir), "--repo-id", "org/dry", "--dry-run", str(tmp_path / "staged")]) == 0
+    assert (tmp_path / "staged" / "README.md").exists()
+    assert (tmp_path / "staged" / "demo-choice-zh" / "test-00000-of-00001.parquet").exists()
+    assert "demo-stories-en--piper-en-joe: 3 rows (test), 1 file(s)" in capsys.readouterr().out
+
+
+def test_publish_without_a_token_is_a_user_error(build_dir, tmp_path, monkeypatch, capsys):
+    import huggingface_hub.constants as hub_constants
+
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr(hub_constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
+    monkeypatch.setattr(hub_constants, "HF_STORED_TOKENS_PATH", str(tmp_path / "no-tokens"))
+    assert main(["publish", str(build_dir), "--repo-id", "org/anon"]) == 2
+    assert "set HF_TOKEN" in capsys.readouterr().err
+    assert main(["publish", str(build_dir), "--repo-id", "noslash", "--dry-run", str(tmp_path / "x")]) == 2
+
+
+def test_killed_upload_resumes(build_dir, local_hub, tmp_path, capsys):
+    """SIGKILL a real `s2sbench publish` while it uploads LFS objects; the re-run finishes without re-sending any."""
+    hold = local_hub.hold("PUT", r"/_lfs/datasets/org/killed/", skip=1)
+    env = {**os.environ, "HF_ENDPOINT": local_hub.endpoint, "HF_HUB_DISABLE_XET": "1", "HF_TOKEN": FAKE_TOKEN,
+           "HF_HOME": str(tmp_path / "hf-home")}
+    process = subprocess.Popen([sys.executable, "-m", "s2sbench.flows.cli", "publish", str(build_dir), "--repo-id", "org/killed"],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert hold.reached.wait(timeout=90), "the upload never reached the second LFS object"
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+    local_hub.clear_faults()
+    assert local_hub.commit_count("datasets/org/killed") == 1  # only the repo's initial commit: nothing landed
+    deadline = time.monotonic() + 10  # the first object's request was read whole; the server may still be storing it
+    while not any(key[0] == "datasets/org/killed" for key in local_hub.lfs_puts) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert any(key[0] == "datasets/org/killed" for key in local_hub.lfs_puts), "an object reached storage before the kill"
+
+    assert main(["publish", str(build_dir), "--repo-id", "org/killed"]) == 0
+    out = capsys.readouterr().out
+    assert "loaded back demo-stories-en--piper-en-joe: 3/3 rows, audio hashes match" in out
+    puts = {key: count for key, count in local_hub.lfs_puts.items() if key[0] == "datasets/org/killed"}
+    assert len(puts) == 3 and set(puts.values()) == {1}, "every parquet object stored once, the early ones not re-sent"
+    assert FAKE_TOKEN not in out
+
+
+def test_export_and_import_original_commands(build_dir, tmp_path, capsys):
+    assert main(["export-original", str(build_dir), "--out", str(tmp_path / "orig")]) == 0
+    assert main(["import-original", str(tmp_path / "orig"), "--out", str(tmp_path / "back")]) == 0
+    out = capsys.readouterr().out
+    assert "demo-stories-en--piper-en-joe: 3 items, 6 rows (story)" in out and "demo-stories-en: 5 rows" in out
+    assert main(["import-original", str(tmp_path / "orig" / "demo-choice-zh.jsonl"), "--out", str(tmp_path / "x")]) == 2
+    assert "--audio-dir" in capsys.readouterr().err
