@@ -187,6 +187,12 @@ def ct2_to_openai(model_dir: str | Path) -> dict:
         state |= _block(variables, f"decoder/layer_{index}", f"decoder.blocks.{index}", cross=True)
     state |= _layer_norm(variables, "decoder/layer_norm", "decoder.ln")
     n_vocab, n_text_state = state["decoder.token_embedding.weight"].shape
+    for stack, width in (("encoder", state["encoder.conv1.weight"].shape[0]), ("decoder", n_text_state)):
+        hidden = state[f"{stack}.blocks.0.mlp.0.weight"].shape[0]
+        if hidden != 4 * width:  # openai-whisper hard-codes a feed-forward width of 4 x the model width
+            raise OfflineModelError(
+                f"{model_dir}: {stack} feed-forward width {hidden} is not 4 x {width}; openai-whisper cannot load it"
+            )
     dims = {
         "n_mels": int(state["encoder.conv1.weight"].shape[1]),
         "n_audio_ctx": int(state["encoder.positional_embedding"].shape[0]),

@@ -1,0 +1,59 @@
+"""Normalization and error rates: the figures are jiwer's on the normalized strings, with S/D/I kept."""
+
+import jiwer
+import pytest
+
+from s2sbench.pipeline.verify import error_rate, metric_for, normalize, score_normalized
+
+
+@pytest.mark.parametrize(
+    ("reference", "hypothesis"),
+    [
+        ("Mr. Smith bought 3 colour pencils.", "Mister Smith bought three color pencils"),
+        ("It's twenty-five past ten!", "it is 25 past 10"),
+    ],
+)
+def test_english_normalizer_forgives_numbers_spelling_and_case(reference, hypothesis):
+    assert error_rate(reference, hypothesis, "en").rate == 0.0
+
+
+def test_chinese_is_cer_after_simplification_and_punctuation():
+    score = error_rate("我們學習漢語。", "我们 学习汉语", "zh")
+    assert (score.metric, score.rate, score.reference, score.hypothesis) == ("cer", 0.0, "我们学习汉语", "我们学习汉语")
+    assert metric_for("ja") == "cer" and metric_for("zh-CN") == "cer" and metric_for("de") == "wer"
+
+
+def test_other_languages_use_the_basic_normalizer():
+    assert normalize("¡Hola, Señor García!", "es") == "hola señor garcía"
+
+
+@pytest.mark.parametrize(
+    ("reference", "hypothesis", "language"),
+    [
+        ("the cat sat on the mat", "the cat sat on a mat today", "en"),
+        ("she went home early", "went home", "en"),
+        ("我们今天去公园散步", "我门今天去公园了散步步", "zh"),
+        ("他说：你好！", "她说你好吗", "zh"),
+    ],
+)
+def test_error_rate_matches_jiwer_on_the_normalized_strings(reference, hypothesis, language):
+    score = error_rate(reference, hypothesis, language)
+    ref, hyp = normalize(reference, language), normalize(hypothesis, language)
+    expected = jiwer.cer(ref, hyp) if score.metric == "cer" else jiwer.wer(ref, hyp)
+    assert score.rate == pytest.approx(expected)
+    n_ref = len(ref) if score.metric == "cer" else len(ref.split())
+    assert score.rate == pytest.approx((score.substitutions + score.deletions + score.insertions) / n_ref)
+
+
+def test_counts_are_kept():
+    score = score_normalized("a b c d", "a x c d e", "wer")
+    assert (score.substitutions, score.deletions, score.insertions) == (1, 0, 1)
+    assert score.rate == pytest.approx(0.5)
+
+
+def test_empty_reference_counts_every_heard_word_as_an_error():
+    assert score_normalized("", "", "wer").rate == 0.0
+    heard = score_normalized("", "hello there", "wer")
+    assert (heard.rate, heard.insertions) == (1.0, 2)
+    with pytest.raises(ValueError, match="unknown metric 'ter'"):
+        score_normalized("a", "a", "ter")
