@@ -250,10 +250,14 @@ def render_card(build: BuildDescription, configs: list[HubConfig], features: dic
             "`context_error_rate`, `context_metric` and `verification_status` are the ASR gate's verdict on the context clip; "
             "`source_file` and `source_row` point back to the source.", ""]
     first = configs[0] if configs else None
-    out += ["## Use", "", "```python", "from datasets import load_dataset", "",
-            f'ds = load_dataset("{repo_id}", "{first.name if first else "CONFIG"}", split="{first.split if first else DEFAULT_SPLIT}")',
-            "```", "", "Evaluate a model with s2sbench (speech context vs text context on the same items):", "", "```bash",
-            f"s2sbench eval --dataset {repo_id} --model smollm2 --out results.json", "```", ""]
+    name, split, task = (first.name, first.split, first.task) if first else ("CONFIG", DEFAULT_SPLIT, "TASK")
+    out += ["## Use", "", "```python", "from datasets import DatasetDict, load_dataset", "",
+            f'ds = load_dataset("{repo_id}", "{name}", split="{split}")', "```", "",
+            "Evaluate a model with s2sbench (speech context vs text context on the same items): save the config where "
+            "`s2sbench eval` reads a build's dataset, then run it (add `--task-file TASK.yaml` for a task that is not in "
+            "the s2sbench task registry):", "", "```python",
+            f'DatasetDict({{"{task.replace("-", "_")}": ds}}).save_to_disk("from-hub/dataset")', "```", "", "```bash",
+            "s2sbench eval --dataset from-hub/ --model smollm2 --out results/", "```", ""]
     out += ["The build report of this set is `build_report.json` in this repo.", "", "## Citation", "", "```bibtex", CITATIONS["s2sbench"]]
     out += [CITATIONS[key] for key in sorted({cite for _, _, cite in terms.values() if cite})]
     out += ["```", ""]
