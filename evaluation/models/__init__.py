@@ -58,6 +58,13 @@ _BUILTIN = [
     AdapterInfo("remote-code", _M + "remote_code:RemoteCodeAdapter", ("T->T", "S->T"), "the model's",
                 ("baichuan-inc/Baichuan-Audio-Base", "moonshotai/Kimi-Audio-7B"), UNVERIFIED,
                 "template for trust_remote_code families; runs remote code only with trust_remote_code=True"),
+    # paper models (docs/paper-models.md)
+    AdapterInfo("moshi", _M + "moshi:MoshiAdapter", ("T->T", "S->T", "S->S"), "en",
+                ("kmhf/hf-moshiko", "kmhf/hf-moshika"), UNVERIFIED,
+                "transformers' Moshi classes; S->T scores the text stream, S->S the continuation's Mimi codes"),
+    AdapterInfo("unit-lm", _M + "unit_lm:UnitLMAdapter", ("S->S",), "en (the units' training data)",
+                ("slprl/TWIST-350M", "slprl/TWIST-1.3B", "slprl/TWIST-7B", "encoder=slprl/mhubert-base-25hz"),
+                UNVERIFIED, "TWIST/GSLM: HuBERT layer -> k-means (kmeans= file) -> dedup -> causal LM over units"),
 ]
 _BY_NAME = {info.name: info for info in _BUILTIN}
 

@@ -1,0 +1,37 @@
+"""Helpers of the paper-model tests: a character-level tokenizer and short synthetic clips (a module with a unique
+name, so test files import it without clashing with other folders' conftest modules)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+CHARS = list("abcdefghijklmnopqrstuvwxyz .,:'!?") + list("下面是一段语音和文本交错的内容：他们去了音乐会。")
+
+
+def char_tokenizer(special: list[str] | None = None):
+    """One token per character (plus ``special`` tokens), so a test can count the scored tokens by eye."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {token: index for index, token in enumerate(["<unk>", "<s>", "</s>", "<pad>"] + CHARS)}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", bos_token="<s>",
+                                        eos_token="</s>", pad_token="<pad>")
+    if special:
+        tokenizer.add_special_tokens({"additional_special_tokens": special})
+    return tokenizer
+
+
+def clip(seed: int, duration_s: float = 1.0, sample_rate_hz: int = 16000):
+    """A reproducible 'utterance': a few tones of random pitch with noise, as adapter Audio."""
+    from s2sbench.evaluation.models import Audio
+
+    rng = np.random.default_rng(seed)
+    n = int(duration_s * sample_rate_hz)
+    t = np.arange(n) / sample_rate_hz
+    pitch = np.repeat(rng.uniform(120, 400, size=5), -(-n // 5))[:n]
+    samples = 0.3 * np.sin(2 * np.pi * pitch * t) + 0.05 * rng.standard_normal(n)
+    return Audio(samples.astype(np.float32), sample_rate_hz)
+
+
