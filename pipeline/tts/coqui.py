@@ -125,3 +125,34 @@ class CoquiEngine(TTSEngine):
             sample_rate_hz=int(tts.synthesizer.output_sample_rate),
         )
 
+
+
+def tiny_random_vits(folder: Path) -> Path:
+    """Save a 1.3M-parameter VITS with random weights (it speaks noise) as a local model directory.
+
+    For tests and benchmarks of the Coqui code path where no trained weights can be downloaded: it is loaded and
+    run exactly as a trained local model would be (``model.pth`` + ``config.json``).
+    """
+    import torch
+    from TTS.tts.configs.shared_configs import CharactersConfig
+    from TTS.tts.configs.vits_config import VitsConfig
+    from TTS.tts.models.vits import Vits, VitsArgs
+
+    args = VitsArgs(
+        hidden_channels=16, hidden_channels_ffn_text_encoder=32, num_heads_text_encoder=2, num_layers_text_encoder=1,
+        num_layers_flow=1, num_layers_posterior_encoder=1, upsample_initial_channel_decoder=32,
+        resblock_kernel_sizes_decoder=[3], resblock_dilation_sizes_decoder=[[1, 3, 5]],
+        upsample_rates_decoder=[8, 8, 4], upsample_kernel_sizes_decoder=[16, 16, 8], init_discriminator=False,
+    )
+    characters = CharactersConfig(
+        characters_class="TTS.tts.models.vits.VitsCharacters", characters="abcdefghijklmnopqrstuvwxyz ",
+        punctuations=".,!?'-", pad="<PAD>", eos="<EOS>", bos="<BOS>", blank="<BLNK>",
+    )
+    config = VitsConfig(model_args=args, use_phonemes=False, text_cleaner="basic_cleaners", characters=characters)
+    config.audio.sample_rate = 16000
+    torch.manual_seed(0)
+    model = Vits(config)
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save({"model": model.state_dict()}, folder / "model.pth")
+    config.save_json(str(folder / "config.json"))
+    return folder

