@@ -1,0 +1,109 @@
+import pytest
+
+from conftest import write_csv
+from s2sbench.pipeline.manifest import ManifestError
+from s2sbench.pipeline.rewrite.base import Question, RewriteRejected, Statements, check_statements
+from s2sbench.pipeline.rewrite.rules import RuleRewriter
+from s2sbench.pipeline.sources import load_task_items
+from s2sbench.pipeline.tasks import load_task
+
+HEADER = ["", "Question", "A", "B", "C", "D", "Answer"]
+
+
+def cmmlu_task(make_task, folder, rewriters=("rules",), **source):
+    return make_task(
+        language="zh",
+        source={"loader": "cmmlu", "path": str(folder), **source},
+        candidates={"construction": "scmmlu_rewrite", "options": {"rewriters": list(rewriters)}},
+    )
+
+
+def test_demo_task_is_fully_handled_by_the_rule_rewriter():
+    result = load_task_items(load_task("demo-scmmlu-zh"))
+    assert len(result.items) == 12 and result.drops == []
+    assert result.report()["handled"] == {"rules": 12}
+    moon = next(item for item in result.items if item.id == "demo-scmmlu-zh-science-4")
+    assert moon.context == "月球本身不发光，我们看到的月光来自"
+    assert moon.candidates[moon.right] == "太阳的反射。"
+    assert moon.meta["rewriter"] == "rules" and moon.meta["answer"] == "A"
+    assert moon.meta["options"] == ["太阳的反射", "月球的火山", "地球的灯光", "星星的照射"]
+
+
+@pytest.mark.parametrize("text,first_half,second_half_a", [
+    ("地球绕太阳公转一周大约需要（ ）。", "地球绕太阳公转一周大约需要", "一天。"),
+    ("端午节有赛（）的习俗。", "端午节有赛", "一天的习俗。"),
+    ("植物吸收的气体是____。", "植物吸收的气体是", "一天。"),
+    ("人体中输送氧气的血细胞是：", "人体中输送氧气的血细胞是", "一天"),
+    ("人体中输送氧气的血细胞是:", "人体中输送氧气的血细胞是", "一天"),
+])
+def test_rules_split_at_the_blank_or_colon(text, first_half, second_half_a):
+    question = Question(text, ("一天", "一月", "一年", "十年"), 2)
+    statements = RuleRewriter().rewrite(question)
+    assert statements.first_half == first_half and statements.second_halves[0] == second_half_a
+    check_statements(question, statements)
+
+
+@pytest.mark.parametrize("text,reason", [
+    ("下列哪一项是哺乳动物", "no blank and no trailing colon"),
+    ("（）不是主动式声呐的特点。", "shorter than"),
+    ("甲（）乙（）丙丁", "2 blanks"),
+    ("教育的本体功能是什么? ()", "is a question"),
+    ("则 $q_x^{(2)}=()$ 。", "inside a $...$ formula"),
+    ("“____，垂二千年而弗能改矣。”句中横线处应填入", "instruction"),
+])
+def test_rules_reject_with_a_reason(text, reason):
+    with pytest.raises(RewriteRejected, match=reason.replace("$", r"\$").replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        RuleRewriter().rewrite(Question(text, ("甲", "乙", "丙", "丁"), 0))
+
+
+@pytest.mark.parametrize("statements,reason", [
+    (Statements(" ", ("甲", "乙", "丙", "丁")), "empty first half"),
+    (Statements("答案是", ("甲", "乙", "丙")), "3 second halves"),
+    (Statements("答案是", ("甲", "甲", "丙", "丁")), "not distinct"),
+    (Statements("答案是", ("乙", "甲", "丙", "丁")), "second half A does not contain its option"),
+    (Statements("答案是", ("甲", "乙", "", "丁")), "empty second half"),
+])
+def test_validation_drops_bad_rewrites(statements, reason):
+    with pytest.raises(RewriteRejected, match=reason):
+        check_statements(Question("答案是：", ("甲", "乙", "丙", "丁"), 0), statements)
+
+
+def test_cmmlu_folder_split_subjects_and_rewrite_report(make_task, tmp_path):
+    write_csv(tmp_path / "data" / "dev" / "physics.csv", HEADER, [
+        ["0", "光在真空中的速度约为（）。", "3万公里每秒", "30万公里每秒", "300万公里每秒", "3000万公里每秒", "B"],
+        ["1", "下列哪一种是导体", "铜", "玻璃", "橡胶", "陶瓷", "A"],
+    ])
+    write_csv(tmp_path / "data" / "dev" / "history.csv", HEADER, [
+        ["0", "秦朝统一中国的时间是：", "公元前221年", "公元前206年", "公元618年", "公元960年", "A"],
+    ])
+    result = load_task_items(cmmlu_task(make_task, tmp_path / "data", split="dev"))
+    assert [item.id for item in result.items] == ["t-history-0", "t-physics-0"]
+    assert result.items[1].candidates[1] == "30万公里每秒。" and result.items[1].right == 1
+    report = result.report()
+    assert report["handled"] == {"rules": 2}
+    assert report["rejected"] == {"rules": {"no blank and no trailing colon": 1}}
+    drop = result.drops[0]
+    assert drop.stage == "rewrite" and drop.item_id == "t-physics-1" and "physics.csv:3" in drop.reason
+    only = load_task_items(cmmlu_task(make_task, tmp_path / "data" / "dev", options={"subjects": ["history"]}))
+    assert len(only.items) == 1
+
+
+def test_cmmlu_answer_out_of_range_and_empty_option(make_task, tmp_path):
+    write_csv(tmp_path / "dev" / "x.csv", HEADER, [
+        ["0", "第一个数字是：", "一", "二", "三", "四", "E"],
+        ["1", "第二个数字是：", "一", "", "三", "四", "A"],
+        ["2", "第三个数字是：", "一", "二", "三", "四", "C"],
+    ])
+    with pytest.raises(ManifestError, match=r"x.csv:2: field 'Answer': answer 'E' is not one of A, B, C, D"):
+        load_task_items(cmmlu_task(make_task, tmp_path / "dev"))
+    result = load_task_items(cmmlu_task(make_task, tmp_path / "dev", on_bad_row="drop"))
+    assert [item.id for item in result.items] == ["t-x-2"]
+    assert result.report()["source_drop_reasons"] == {"answer 'E' is not one of A, B, C, D": 1, "empty option": 1}
+
+
+def test_unknown_rewriter_names_the_task_key(make_task, tmp_path):
+    from s2sbench.pipeline.tasks import TaskConfigError
+
+    write_csv(tmp_path / "dev" / "x.csv", HEADER, [["0", "甲是：", "一", "二", "三", "四", "A"]])
+    with pytest.raises(TaskConfigError, match=r"t.yaml: key 'candidates.options': unknown rewriter 'magic' \(known: llm, rules\)"):
+        load_task_items(cmmlu_task(make_task, tmp_path / "dev", rewriters=["magic"]))
