@@ -90,7 +90,8 @@ class BuildDescription:
     voices: dict[str, dict]  # voice id -> engine, model, licence, description
     engines: dict[str, set[str]] = field(default_factory=dict)  # engine -> model versions seen in the clips
     rows: Counter = field(default_factory=Counter)  # (task, voice) -> kept rows
-    drops: Counter = field(default_factory=Counter)  # (task, reason) -> dropped item x voice pairs
+    drops: Counter = field(default_factory=Counter)  # (task, stage of the reason) -> dropped item x voice pairs
+    drop_examples: dict[tuple[str, str], str] = field(default_factory=dict)  # (task, stage) -> one full reason
     checks: list[ClipCheck] = field(default_factory=list)
 
     def split_of(self, task: str) -> str:
@@ -147,7 +148,9 @@ def describe_build(build_dir: str | Path) -> BuildDescription:
             description.engines.setdefault(clip.engine, set()).add(clip.model_version)
     if (build_dir / "drops.jsonl").exists():
         for drop in read_records(build_dir / "drops.jsonl", Drop):
-            description.drops[(drop.task, drop.reason.split(":")[0])] += 1
+            key = (drop.task, drop.reason.split(":")[0])
+            description.drops[key] += 1
+            description.drop_examples.setdefault(key, drop.reason)
     if (build_dir / "verification.jsonl").exists():
         description.checks = read_records(build_dir / "verification.jsonl", ClipCheck)
     return description
@@ -209,7 +212,7 @@ def render_card(build: BuildDescription, configs: list[HubConfig], features: dic
     licence = licence or (licences.pop() if len(licences) == 1 else "other")
     out = ["---", _yaml_header(build, configs, features, licence).rstrip(), "---", ""]
     out += [f"# {repo_id}", "",
-            "Spoken benchmark items built with [s2sbench](https://github.com/) (a reimplementation of S2SBench): the context "
+            "Spoken benchmark items built with s2sbench (a reimplementation of S2SBench, arXiv:2505.14438): the context "
             "is speech (16 kHz), the candidate continuations are text. A speech LLM is scored by the likelihood it gives each "
             "candidate after hearing the context; comparing with the text-context score measures what speech costs it.", ""]
     out += ["## Configs", "", "| config | task | voice | split | rows |", "|---|---|---|---|---|"]
@@ -243,7 +246,7 @@ def render_card(build: BuildDescription, configs: list[HubConfig], features: dic
                 "| metric | attempts | mean | median | p90 | max |", "|---|---|---|---|---|---|", *_error_rate_lines(build.checks)]
     out += ["", "Item x voice pairs dropped (every attempt failed, or the source row was unusable):", ""]
     dropped = [(task, reason, count) for (task, reason), count in sorted(build.drops.items()) if task in used]
-    out += [f"- {task}: {count} ({reason})" for task, reason, count in dropped] or ["- none"]
+    out += [f"- {task}: {count} at `{reason}` (e.g. {build.drop_examples[(task, reason)]})" for task, reason, count in dropped] or ["- none"]
     out += ["", "## Columns", "",
             "`context_audio` (Audio, 16 kHz) speaks `context`; `candidates` are the text continuations and `label` indexes "
             "the right one; `candidate_audio` holds spoken candidates when the task speaks them. `context_transcript`, "

@@ -12,6 +12,7 @@ The token is read by ``huggingface_hub`` from ``HF_TOKEN`` (or a stored login); 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import logging
 import math
 import os
@@ -119,11 +120,11 @@ class RetryPolicy:
 
 
 def _transport_errors() -> tuple[type[BaseException], ...]:
-    # huggingface_hub 1.x+ talks through httpx2 (older releases through httpx); both raise TransportError subclasses
+    # huggingface_hub 2.x talks through httpx2 (older releases through httpx); both raise TransportError subclasses
     errors: list[type[BaseException]] = [ConnectionError, TimeoutError]
     for module_name in ("httpx2", "httpx"):
         try:
-            errors.append(__import__(module_name).TransportError)
+            errors.append(importlib.import_module(module_name).TransportError)
         except ImportError:
             continue
     return tuple(errors)
@@ -141,18 +142,21 @@ def with_retries(action: Callable[[], T], what: str, policy: RetryPolicy, sleep:
     """Run ``action``; on a transient HTTP error or a dropped connection wait (exponential backoff) and retry."""
     from huggingface_hub.errors import HfHubHTTPError
 
-    for attempt in range(1, policy.attempts + 1):
+    attempt = 1
+    while True:
         try:
             return action()
         except (HfHubHTTPError, *_transport_errors()) as error:
+            response = getattr(error, "response", None)
+            detail = f"HTTP {response.status_code}: {error}" if response is not None else f"{type(error).__name__}: {error}"
             if not is_transient(error):
-                raise PublishError(f"{what}: {error}") from error
-            if attempt == policy.attempts:
-                raise PublishError(f"{what}: still failing after {attempt} attempts: {error}") from error
+                raise PublishError(f"{what}: {detail}") from error
+            if attempt >= policy.attempts:
+                raise PublishError(f"{what}: still failing after {attempt} attempts: {detail}") from error
             delay = policy.delay_s(attempt)
             log.warning("%s: transient error (%s); retry %d/%d in %.1f s", what, type(error).__name__, attempt, policy.attempts - 1, delay)
             sleep(delay)
-    raise AssertionError("unreachable")  # the loop returns or raises
+            attempt += 1
 
 
 # --- upload -------------------------------------------------------------------------------------------------------

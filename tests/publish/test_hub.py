@@ -122,6 +122,16 @@ def test_republish_removes_files_the_build_no_longer_has(build_dir, local_hub, t
 def test_publish_to_a_branch_and_verify_it(build_dir, local_hub, tmp_path):
     staged = stage_repo(build_dir, tmp_path / "stage", "org/branchy")
     upload_repo(staged.folder, "org/branchy", revision="v2", private=True, policy=FAST, sleep=lambda s: None)
+    assert local_hub.repos[REPO.format("org/branchy")].private
     assert "README.md" in local_hub.files(REPO.format("org/branchy"), "v2")
     assert "README.md" not in local_hub.files(REPO.format("org/branchy"), "main")
     assert all(check.ok for check in verify_upload(staged, "org/branchy", revision="v2", cache_dir=tmp_path / "cache"))
+
+
+def test_a_client_error_stops_at_once(build_dir, local_hub, tmp_path):
+    staged = stage_repo(build_dir, tmp_path / "stage", "org/refused")
+    local_hub.fail("POST", r"/preupload/", status=400)
+    sleeps: list[float] = []
+    with pytest.raises(PublishError, match=r"commit part 1/2 to org/refused@main: HTTP 400: Bad request"):
+        upload_repo(staged.folder, "org/refused", policy=FAST, sleep=sleeps.append)
+    assert sleeps == []
