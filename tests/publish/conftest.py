@@ -190,7 +190,8 @@ def _hub_server():
 
 @pytest.fixture
 def local_hub(_hub_server, monkeypatch, tmp_path):
-    """The running local Hub, with faults cleared, the libraries pointed at it and a private HF cache."""
+    """The running local Hub, with faults cleared, the libraries pointed at it, HF_TOKEN set to a fake token and
+    the Hugging Face caches in the test's folder (never the user's, never an earlier run's)."""
     import datasets.config
     import huggingface_hub.constants as hub_constants
 
@@ -201,7 +202,8 @@ def local_hub(_hub_server, monkeypatch, tmp_path):
     monkeypatch.setattr(datasets.config, "HF_ENDPOINT", endpoint)
     monkeypatch.setattr(datasets.config, "HUB_DATASETS_URL", endpoint + "/datasets/{repo_id}/resolve/{revision}/{path}")
     monkeypatch.setenv("HF_TOKEN", FAKE_TOKEN)
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hf-hub-cache"))
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-datasets-cache")
     _hub_server.clear_faults()
     _hub_server.requests.clear()
     yield _hub_server

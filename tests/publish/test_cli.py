@@ -35,7 +35,7 @@ def test_killed_upload_resumes(build_dir, local_hub, tmp_path, capsys):
     """SIGKILL a real `s2sbench publish` while it uploads LFS objects; the re-run finishes without re-sending any."""
     hold = local_hub.hold("PUT", r"/_lfs/datasets/org/killed/", skip=1)
     env = {**os.environ, "HF_ENDPOINT": local_hub.endpoint, "HF_HUB_DISABLE_XET": "1", "HF_TOKEN": FAKE_TOKEN,
-           "HF_HOME": str(tmp_path / "hf-home")}
+           "HF_HOME": str(tmp_path / "hf-home-subprocess")}
     process = subprocess.Popen([sys.executable, "-m", "s2sbench.flows.cli", "publish", str(build_dir), "--repo-id", "org/killed"],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
