@@ -141,7 +141,8 @@ class Translate(CandidateBuilder):
             from s2sbench.pipeline.rewrite.llm import make_chat
             from s2sbench.pipeline.rewrite.translate import StoryTranslator
 
-            self._translator = StoryTranslator(make_chat(self.options.get("llm", {})))
+            settings = self.options.get("llm", {})
+            self._translator = StoryTranslator(make_chat(settings), int(settings.get("max_tokens", 512)))
         return self._translator
 
     def build(self, item: Item) -> Item | DroppedRow:

@@ -107,9 +107,15 @@ class CachedChat:
         return reply
 
 
+LLM_SETTINGS = frozenset({"backend", "base_url", "model", "api_key_env", "gguf_file", "cache_dir", "timeout_s", "max_tokens"})
+
+
 def make_chat(options: dict[str, Any]) -> CachedChat:
-    """A cached chat model from ``options`` (keys: backend, base_url, model, api_key_env, gguf_file, cache_dir,
-    timeout_s), with the ``S2SBENCH_LLM_*`` environment variables as fallbacks."""
+    """A cached chat model from ``options`` (see :data:`LLM_SETTINGS`; ``max_tokens`` is for the caller), with the
+    ``S2SBENCH_LLM_*`` environment variables as fallbacks."""
+    unknown = set(options) - LLM_SETTINGS
+    if unknown:
+        raise ValueError(f"unknown LLM setting '{sorted(unknown)[0]}' (known: {', '.join(sorted(LLM_SETTINGS))})")
     backend = options.get("backend", "openai")
     model = options.get("model") or os.environ.get("S2SBENCH_LLM_MODEL")
     if not model:
@@ -169,9 +175,9 @@ def parse_rewrite(reply: str, n_options: int) -> Statements:
 class LLMRewriter(Rewriter):
     name = "llm"
 
-    def __init__(self, chat: CachedChat | None = None, max_tokens: int = 256, **options: Any):
+    def __init__(self, chat: CachedChat | None = None, **options: Any):
         self.chat = chat or make_chat(options)
-        self.max_tokens = max_tokens
+        self.max_tokens = int(options.get("max_tokens", 256))
 
     def rewrite(self, question: Question) -> Statements:
         reply = self.chat.complete(rewrite_messages(question), self.max_tokens)

