@@ -11,4 +11,5 @@ COMMAND_MODULES = [
     "verify",
     "publish",
     "original",
+    "report",
 ]

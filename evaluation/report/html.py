@@ -1,0 +1,229 @@
+"""The report as one self-contained HTML file: inline CSS, plots as base64 PNG, a bounded sample of clips as base64
+WAV ``data:`` URIs, so it opens offline, from an e-mail attachment or a CI artifact, with nothing to fetch.
+
+A short inline script marks each audio player and plot once the browser has loaded it (``data-state="loaded"``, or
+``"error"``) and shows each clip's duration; the browser test reads those marks.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from s2sbench.evaluation.report import plots
+from s2sbench.evaluation.report.audit import BuildAudit, SampleOptions, load_build
+from s2sbench.evaluation.report.summary import (
+    DEGRADATION_NOTE,
+    RULE_NOTES,
+    ReportInputs,
+    accuracy_frame,
+    degradation_frame,
+    load_inputs,
+    percent,
+    summary_rows,
+    voice_frame,
+)
+from s2sbench.pipeline.manifest import atomic_write_text
+
+STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC","PingFang SC","Microsoft YaHei",
+"WenQuanYi Micro Hei",sans-serif;margin:0 auto;max-width:1200px;padding:0 24px 48px;
+color:#1d232b;line-height:1.45}
+h1{border-bottom:3px solid #3b6ea5;padding-bottom:6px}h2{margin-top:40px;border-bottom:1px solid #ccd3dc}
+table{border-collapse:collapse;margin:12px 0;font-size:14px}th,td{border:1px solid #ccd3dc;padding:4px 8px;
+text-align:left;vertical-align:top}th{background:#eef2f7}tr:nth-child(even) td{background:#fafbfc}
+img.plot{max-width:100%;display:block;margin:12px 0;border:1px solid #e3e7ec}
+.note{color:#56606b;font-size:13px}code{background:#eef2f7;padding:1px 4px;border-radius:3px}
+.clips{display:grid;grid-template-columns:repeat(auto-fill,minmax(360px,1fr));gap:12px}
+.clip{border:1px solid #ccd3dc;border-radius:6px;padding:10px;font-size:13px}
+.clip.rejected{border-left:5px solid #c0392b}.clip.passed{border-left:5px solid #2e8b57}
+.clip.unverified{border-left:5px solid #d4a017}.clip audio{width:100%}.clip dt{font-weight:600;margin-top:4px}
+.clip dd{margin:0 0 0 8px}nav a{margin-right:14px}
+"""
+SCRIPT = """
+document.querySelectorAll('audio').forEach(function (a) {
+  var out = a.parentElement.querySelector('.duration');
+  function loaded() { a.dataset.state = 'loaded'; if (out) out.textContent = a.duration.toFixed(1) + ' s'; }
+  function failed() { a.dataset.state = 'error'; if (out) out.textContent = 'cannot be played'; }
+  if (a.error) failed(); else if (a.readyState >= 1) loaded();
+  a.addEventListener('loadedmetadata', loaded); a.addEventListener('error', failed);
+});
+document.querySelectorAll('img.plot').forEach(function (i) {
+  function mark() { i.dataset.state = i.naturalWidth > 0 ? 'loaded' : 'error'; }
+  if (i.complete) mark(); else { i.addEventListener('load', mark); i.addEventListener('error', mark); }
+});
+"""
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    title: str = "s2sbench report"
+    normalization: str = "token"  # which score normalization the tables and plots show
+    samples: SampleOptions = field(default_factory=SampleOptions)
+    store_root: Path | None = None  # clip store of the build (default: the one its build report names)
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]], css_id: str = "") -> str:
+    id_attr = f' id="{_e(css_id)}"' if css_id else ""
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table{id_attr}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _plot(png: bytes | None, name: str, alt: str) -> str:
+    if png is None:
+        return ""
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img class="plot" data-plot="{_e(name)}" alt="{_e(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _runs_section(inputs: ReportInputs) -> str:
+    rows = []
+    for run in inputs.runs:
+        model, dataset = run.data["model"], run.data.get("dataset", {})
+        model_id = model.get("model_id", model["name"])
+        revision = model.get("revision", "")
+        rows.append([run.label, model.get("kind", ""), model_id, "(the model id)" if revision == model_id else revision,
+                     dataset.get("build_dir", ""), run.source or ""])  # fmt: skip
+    return "<h2 id='runs'>Runs</h2>" + _table(["run", "kind", "model", "revision", "build", "results file"], rows)
+
+
+def _results_sections(inputs: ReportInputs, normalization: str) -> str:
+    accuracies = accuracy_frame(inputs.runs)
+    gaps = degradation_frame(inputs.runs)
+    voices = voice_frame(inputs.runs)
+    header, rows = summary_rows(inputs.runs, normalization)
+    parts = [
+        "<h2 id='summary'>Summary</h2>",
+        f"<p class='note'>Accuracy in % with its 95% bootstrap interval and the number of scored units; degradation "
+        f"in points. Scores are {_e(normalization)}-normalized.</p>",
+        _table(header, rows, "summary-table"),
+    ]
+    if not accuracies.empty:
+        parts.append("<h2 id='accuracy'>Accuracy by mode</h2>")
+        parts.append(_plot(plots.accuracy_by_mode(accuracies, normalization), "accuracy", "accuracy by mode per task"))
+    if not gaps.empty:
+        parts.append("<h2 id='degradation'>Degradation</h2>")
+        parts.append(_plot(plots.degradation_by_task(gaps, normalization), "degradation", "degradation per task"))
+    if not voices.empty:
+        shown = voices[voices["normalization"] == normalization]
+        parts.append("<h2 id='voices'>Accuracy per voice</h2>")
+        parts.append(_plot(plots.accuracy_by_voice(voices, normalization), "voices", "accuracy per voice"))
+        parts.append(_table(["run", "task", "mode", "rule", "voice", "accuracy %"],
+                            [[r.run, r.task, r.mode, r.rule, r.voice, percent(r.accuracy)] for r in shown.itertuples()],
+                            "voice-table"))  # fmt: skip
+    for sweep in inputs.sweeps:
+        parts.append(f"<h2 id='trajectory'>Checkpoint trajectory: {_e(sweep.source)}</h2>")
+        for task, png in plots.trajectories(sweep.rows, normalization).items():
+            parts.append(_plot(png, f"trajectory-{task}", f"trajectory of {task}"))
+    skipped = [[run.label, s["task"], s["mode"], s["reason"]] for run in inputs.runs for s in run.data.get("skipped", [])]
+    if skipped:
+        parts.append("<h3>Not scored</h3>" + _table(["run", "task", "mode", "reason"], skipped))
+    return "".join(parts)
+
+
+def _methods_section(inputs: ReportInputs, normalization: str) -> str:
+    rows = []
+    for run in inputs.runs:
+        notes = run.data.get("normalizations", {})
+        for task, entry in run.data["tasks"].items():
+            for mode, template in entry.get("templates", {}).items():
+                rows.append([run.label, f"{task} v{entry.get('version', '?')}", mode, template, entry["rules"][0],
+                             notes.get(normalization, normalization)])  # fmt: skip
+    rules = sorted({rule for run in inputs.runs for entry in run.data["tasks"].values() for rule in entry["rules"]})
+    boot = next((run.data.get("bootstrap") for run in inputs.runs if run.data.get("bootstrap")), None)
+    items = "".join(f"<li><code>{_e(rule)}</code>: {_e(RULE_NOTES.get(rule, rule))}</li>" for rule in rules)
+    items += f"<li>{_e(DEGRADATION_NOTE)}</li>"
+    if boot:
+        items += (f"<li>intervals: percentile bootstrap over {_e(boot.get('unit', 'item'))}s, "
+                  f"{_e(boot.get('n_resamples'))} resamples, seed {_e(boot.get('seed'))}, "
+                  f"confidence {_e(boot.get('confidence'))}</li>")  # fmt: skip
+    return (
+        "<h2 id='methods'>How each number was computed</h2>"
+        + _table(["run", "task", "mode", "template", "scoring rule", "normalization"], rows, "methods-table")
+        + f"<ul>{items}</ul>"
+    )
+
+
+def _clip_card(sample) -> str:
+    if sample.error_rate is None:
+        rate_field = ("error rate", "n/a (not verified)" if sample.metric == "none" else "n/a")
+    else:
+        rate_field = (f"{sample.metric.upper()} (fraction)", f"{sample.error_rate:.3f}")
+    player = (
+        f'<audio controls preload="metadata" data-state="pending" src="{sample.audio_uri}"></audio>'
+        f'<span class="duration"></span>'
+        if sample.audio_wav is not None
+        else f"<p class='note'>{_e(sample.missing)}</p>"
+    )
+    fields = [("text", sample.text), ("transcript", sample.transcript or "(none)"), rate_field]
+    fields += [("reason", sample.reason)] if sample.reason else []
+    details = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in fields)
+    title = f"{sample.task} {sample.item_id} {sample.role} · {sample.voice} · attempt {sample.attempt} · {sample.status}"
+    return f'<div class="clip {_e(sample.status)}"><strong>{_e(title)}</strong>{player}<dl>{details}</dl></div>'
+
+
+def _build_section(audit: BuildAudit) -> str:
+    report = audit.report
+    counts = [[task, e.get("language", ""), ", ".join(e.get("voices", [])), e.get("items_in"), e.get("item_voice_pairs_in"),
+               e.get("kept"), e.get("dropped"), e.get("clips_kept"), e.get("clips_unverified")]
+              for task, e in report.get("tasks", {}).items()]  # fmt: skip
+    totals = report.get("totals", {})
+    parts = [
+        f"<h2 id='build'>Build: {_e(audit.build_dir)}</h2>",
+        _table(["task", "language", "voices", "items", "item x voice", "kept", "dropped", "clips kept",
+                "clips unverified"], counts, "build-table"),  # fmt: skip
+        f"<p class='note'>{_e(totals.get('clip_attempts', len(audit.checks)))} clip attempts, "
+        f"{_e(totals.get('clips_rejected', '?'))} rejected by the gate; ASR: "
+        f"{_e(', '.join(report.get('asr_models', [])) or 'none')}; TTS: {_e(', '.join(report.get('engines', [])))}.</p>",
+    ]
+    parts.append(_plot(plots.error_rate_histograms(audit.checks), "error-rates", "error-rate histograms"))
+    reasons = plots.drop_reasons(audit.drop_counts)
+    parts.append(_plot(reasons, "drop-reasons", "drop reasons") if reasons else "<p>Nothing was rejected or dropped.</p>")
+    for status, title in (("kept", "Kept clips"), ("rejected", "Rejected clips")):
+        chosen = [s for s in audit.samples if (s.status == "rejected") == (status == "rejected")]
+        parts.append(f"<h3 id='clips-{status}'>{title} (a sample of {len(chosen)})</h3>")
+        cards = "".join(_clip_card(sample) for sample in chosen)
+        parts.append(f"<div class='clips'>{cards}</div>" if chosen else "<p>None.</p>")
+    return "".join(parts)
+
+
+def render_html(inputs: ReportInputs, audit: BuildAudit | None = None, options: ReportOptions = ReportOptions()) -> str:
+    """The whole report as one HTML string."""
+    if not inputs.runs and audit is None:
+        raise ValueError("nothing to report: give results (results.json, an eval or sweep folder) or a build")
+    nav = [("summary", "Summary"), ("methods", "Method")] if inputs.runs else []
+    nav += [("build", "Build")] if audit is not None else []
+    body = [f"<h1>{_e(options.title)}</h1>", "<nav>" + "".join(f"<a href='#{a}'>{_e(t)}</a>" for a, t in nav) + "</nav>"]
+    if inputs.runs:
+        body += [_runs_section(inputs), _results_sections(inputs, options.normalization),
+                 _methods_section(inputs, options.normalization)]  # fmt: skip
+    if audit is not None:
+        body.append(_build_section(audit))
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{_e(options.title)}</title><style>{STYLE}</style></head><body>"
+        + "".join(body)
+        + f"<script>{SCRIPT}</script></body></html>\n"
+    )
+
+
+def write_report(
+    results: Sequence[str | Path], out: str | Path, build_dir: str | Path | None = None,
+    options: ReportOptions = ReportOptions(),
+) -> Path:  # fmt: skip
+    """Read ``results`` (results.json files, eval folders, sweep folders) and the build in ``build_dir``; write the
+    self-contained HTML report to ``out``."""
+    inputs = load_inputs(results)
+    audit = load_build(build_dir, options.store_root, options.samples) if build_dir is not None else None
+    out = Path(out)
+    atomic_write_text(out, render_html(inputs, audit, options))
+    return out

@@ -1,0 +1,79 @@
+"""``s2sbench report``: one self-contained HTML report of evaluation results and a build, plus markdown and CSV."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+EXAMPLES = """examples:
+  s2sbench report eval/ --build build/ --out report.html
+  s2sbench report eval/results.json other-model/results.json --out compare.html --markdown summary.md --csv summary.csv
+  s2sbench report sweep/ --build build/ --out sweep.html             # a sweep folder adds checkpoint trajectories
+  s2sbench report --build build/ --out audit.html --samples 12       # a build alone: counts, error rates, clips
+  s2sbench report eval/ --build build/ --out report.html --screenshot report.png
+
+RESULTS are results.json files, folders holding one (`s2sbench eval --out DIR`), or sweep folders (with
+trajectory.csv; their last checkpoint goes into the tables). The HTML embeds its plots and a sample of kept and
+rejected clips (found in the clip store the build used: --store, else the one its build report names, else
+$S2SBENCH_CLIP_STORE or ~/.cache/s2sbench/clips), so it opens offline. Exit codes: 0 written, 2 bad input.
+"""
+NORMALIZATIONS = ("token", "char", "byte", "sum")  # evaluation.scoring.NORMALIZATIONS, repeated to keep --help light
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="write an HTML report (tables, plots, clips to listen to) and the summary as markdown/CSV",
+        description="Write one self-contained HTML file with the accuracy per mode and the degradation (with 95% "
+        "intervals and McNemar p), plots, checkpoint trajectories, the build's verification audit with kept and "
+        "rejected clips to listen to, and how each number was computed.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("results", nargs="*", type=Path, metavar="RESULTS", help="results.json, eval folder or sweep folder")
+    parser.add_argument("--build", type=Path, metavar="DIR", help="build directory to audit (made by `s2sbench build`)")
+    parser.add_argument("--out", type=Path, default=Path("report.html"), help="HTML file to write (default: report.html)")
+    parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write the summary as markdown")
+    parser.add_argument("--csv", type=Path, metavar="FILE", help="also write the summary table as CSV")
+    parser.add_argument("--normalization", choices=NORMALIZATIONS, default="token", help="score normalization shown")
+    parser.add_argument("--samples", type=int, default=6, metavar="N", help="kept and rejected clips embedded, each (default 6)")
+    parser.add_argument("--store", type=Path, metavar="DIR", help="clip store the build used")
+    parser.add_argument("--title", default="s2sbench report", help="report title")
+    parser.add_argument("--screenshot", type=Path, metavar="PNG", help="also render the report in headless Chromium to a PNG")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from s2sbench.evaluation.report.audit import SampleOptions, load_build
+    from s2sbench.evaluation.report.html import ReportOptions, render_html
+    from s2sbench.evaluation.report.summary import load_inputs, results_markdown, summary_frame, write_csv
+    from s2sbench.flows.cli import CommandError
+    from s2sbench.pipeline.manifest import atomic_write_text
+
+    if not args.results and args.build is None:
+        raise CommandError("nothing to report: give RESULTS (results.json, eval or sweep folders) and/or --build DIR")
+    if args.samples < 0:
+        raise CommandError(f"--samples must be >= 0, got {args.samples}")
+    if (args.markdown or args.csv) and not args.results:
+        raise CommandError("--markdown and --csv summarize results: give RESULTS too")
+    inputs = load_inputs(args.results)
+    options = ReportOptions(title=args.title, normalization=args.normalization,
+                            samples=SampleOptions(clips_per_status=args.samples), store_root=args.store)  # fmt: skip
+    audit = load_build(args.build, args.store, options.samples) if args.build is not None else None
+    atomic_write_text(args.out, render_html(inputs, audit, options))
+    print(f"report: {args.out}")
+    if args.markdown:
+        atomic_write_text(args.markdown, results_markdown(list(inputs.runs), args.normalization))
+        print(f"markdown: {args.markdown}")
+    if args.csv:
+        write_csv(summary_frame(inputs.runs, args.normalization), args.csv)
+        print(f"csv: {args.csv}")
+    if args.screenshot:
+        from s2sbench.evaluation.report.browser import BrowserError, screenshot
+
+        try:
+            screenshot(args.out, args.screenshot)
+        except BrowserError as error:
+            raise CommandError(str(error)) from None
+        print(f"screenshot: {args.screenshot}")
+    return 0

@@ -1,0 +1,97 @@
+"""The HTML report: self-contained, with the tables, plots, trajectories and a bounded sample of real clips."""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+import wave
+from html.parser import HTMLParser
+
+from s2sbench.evaluation.report.audit import SampleOptions, load_build, reason_kinds
+from s2sbench.evaluation.report.html import ReportOptions, render_html, write_report
+from s2sbench.evaluation.report.summary import load_inputs
+
+
+class Elements(HTMLParser):
+    """Every start tag with its attributes, and the text of each table cell."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.cells: list[str] = []
+        self._cell: list[str] | None = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.cells.append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def all(self, tag: str) -> list[dict]:
+        return [attrs for name, attrs in self.tags if name == tag]
+
+
+def _wav_duration_s(uri: str) -> float:
+    data = base64.b64decode(uri.split(",", 1)[1])
+    with wave.open(io.BytesIO(data)) as handle:
+        return handle.getnframes() / handle.getframerate()
+
+
+def test_report_has_tables_plots_trajectories_and_clips(eval_dir, sweep_dir, build_dir, clip_store, tmp_path):
+    out = write_report([eval_dir, sweep_dir], tmp_path / "r.html", build_dir,
+                       ReportOptions(samples=SampleOptions(clips_per_status=3), store_root=clip_store))  # fmt: skip
+    page = Elements(out.read_text(encoding="utf-8"))
+    plots = [img["data-plot"] for img in page.all("img")]
+    assert plots == ["accuracy", "degradation", "voices", "trajectory-choices-zh", "trajectory-stories-en",
+                     "error-rates", "drop-reasons"]  # fmt: skip
+    assert all(img["src"].startswith("data:image/png;base64,") for img in page.all("img"))
+    assert {"toy", "toy step 200"} <= set(page.cells)
+    assert "下面是一段语音和文本交错的内容：<audio>{continuation}" in page.cells  # the template, escaped and shown
+    audios = page.all("audio")
+    assert len(audios) == 6  # 3 kept + 3 of the 4 rejected attempts
+    assert all(_wav_duration_s(a["src"]) > 0.5 for a in audios)  # the fixture's tones are 0.6 s before trimming
+    html = out.read_text(encoding="utf-8")
+    assert html.count('class="clip rejected"') == 3
+    assert re.search(r"error_rate: (wer|cer) 0\.\d{3} &gt; 0\.(15|2)<", html)
+    # self-contained: nothing is fetched at view time
+    assert not page.all("link") and not [s for s in page.all("script") if "src" in s]
+    assert not re.search(r"""(src|href)=["'](https?:)?//""", html)
+
+
+def test_build_audit_counts_and_sample_are_bounded(build_dir, clip_store):
+    audit = load_build(build_dir, clip_store, SampleOptions(clips_per_status=2))
+    assert len(audit.checks) == 4 * 2 + 3 + 3  # one attempt per clip, plus 3 retries
+    assert audit.drop_counts["rejected clip attempts"] == {"error_rate": 4}
+    assert audit.drop_counts["dropped items (by stage)"] == {"speak: context failed 2 attempt(s)": 1}
+    statuses = [s.status for s in audit.samples]
+    assert statuses.count("rejected") == 2 and len(statuses) == 4
+    kept_groups = {(s.task, s.voice) for s in audit.samples if s.status != "rejected"}
+    assert len(kept_groups) == 2  # round-robin over (task, voice) before repeating one
+    assert all(s.audio_wav and s.text for s in audit.samples)
+    again = load_build(build_dir, clip_store, SampleOptions(clips_per_status=2))
+    assert [s.audio_wav for s in again.samples] == [s.audio_wav for s in audit.samples]  # deterministic
+
+
+def test_audio_budget_and_missing_store(build_dir, clip_store, tmp_path):
+    tight = load_build(build_dir, clip_store, SampleOptions(clips_per_status=3, max_audio_bytes=25_000))
+    assert sum(1 for s in tight.samples if s.audio_wav) == 1  # one 0.6 s 16-bit clip is ~19 kB
+    assert any("audio budget is spent" in s.missing for s in tight.samples)
+    elsewhere = load_build(build_dir, tmp_path / "empty-store", SampleOptions(clips_per_status=1))
+    assert all(s.audio_wav is None and "not in the clip store" in s.missing for s in elsewhere.samples)
+    html = render_html(load_inputs([]), elsewhere)
+    assert "<audio" not in html and "not in the clip store" in html
+
+
+def test_reason_kinds():
+    assert reason_kinds("error_rate: wer 0.300 > 0.15; too_long: transcript 2.10x") == ["error_rate", "too_long"]
+    assert reason_kinds("") == []

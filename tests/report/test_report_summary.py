@@ -1,0 +1,102 @@
+"""The summary tables (DataFrame, CSV, markdown) read from results written by the real evaluate() and sweep()."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from s2sbench.evaluation.report.summary import (
+    ReportInputError,
+    Run,
+    accuracy_frame,
+    as_runs,
+    degradation_frame,
+    load_inputs,
+    results_markdown,
+    summary_frame,
+    voice_frame,
+    write_csv,
+)
+
+
+def test_summary_frame_matches_results_json(eval_dir):
+    data = json.loads((eval_dir / "results.json").read_text(encoding="utf-8"))
+    runs = load_inputs([eval_dir]).runs
+    frame = summary_frame(runs)
+    assert list(frame["task"]) == ["choices-zh", "choices-zh", "stories-en"]  # zh has pairwise + argmin
+    assert list(frame["rule"]) == ["pairwise_ties_right", "argmin", "pairwise_strict"]
+    stories = frame[frame["task"] == "stories-en"].iloc[0]
+    entry = data["tasks"]["stories-en"]["modes"]["S->T"]["token"]["pairwise_strict"]
+    assert stories["accuracy[S->T]"] == entry["value"]
+    assert (stories["ci_low[S->T]"], stories["ci_high[S->T]"]) == (entry["ci_low"], entry["ci_high"])
+    # 4 stories x 2 voices minus the dropped (story 3, voice-b): 7 spoken pairs; T->T scores each story once
+    assert stories["units[S->T]"] == 7 and stories["units[T->T]"] == 4
+    gap = next(d for d in data["tasks"]["stories-en"]["degradation"]
+               if d["normalization"] == "token" and d["rule"] == "pairwise_strict")  # fmt: skip
+    assert stories["degradation[T->T vs S->T]"] == gap["absolute"]["value"]
+    assert stories["p_value[T->T vs S->T]"] == gap["mcnemar"]["p_value"]
+    assert stories["degradation[T->T vs S->T]"] == pytest.approx(stories["accuracy[T->T]"] - stories["accuracy[S->T]"])
+
+
+def test_long_frames_and_csv(eval_dir, tmp_path):
+    runs = load_inputs([eval_dir / "results.json"]).runs
+    accuracies = accuracy_frame(runs)
+    assert set(accuracies["normalization"]) == {"token", "char", "byte", "sum"}
+    assert ((accuracies["ci_low"] <= accuracies["accuracy"]) & (accuracies["accuracy"] <= accuracies["ci_high"])).all()
+    voices = voice_frame(runs)
+    assert set(voices[voices["task"] == "stories-en"]["voice"]) == {"voice-a", "voice-b"}
+    assert set(voices["mode"]) == {"S->T"}  # T->T has no voice
+    gaps = degradation_frame(runs)
+    assert set(zip(gaps["reference_mode"], gaps["mode"])) == {("T->T", "S->T")}
+    path = write_csv(summary_frame(runs), tmp_path / "summary.csv")
+    back = pd.read_csv(path)
+    assert list(back.columns[:4]) == ["run", "task", "language", "rule"] and len(back) == 3
+
+
+def test_markdown(eval_dir):
+    text = results_markdown(load_inputs([eval_dir]).runs)
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("| run |"))
+    assert "T->T % [95% CI] (n)" in header and "T->T vs S->T: degradation" in header
+    assert sum(1 for line in lines if line.startswith("| toy |")) == 3
+    assert "`pairwise_ties_right`: the right candidate against each wrong one" in text
+    assert "McNemar" in text
+
+
+def test_results_markdown_takes_what_evaluate_returns(build_dir, tmp_path):
+    from s2sbench.evaluation.run import evaluate
+
+    from report_helpers import ToyAdapter, eval_options
+
+    results = evaluate(build_dir, ToyAdapter(seed=3), ["T->T"], tmp_path, eval_options())
+    text = results_markdown(results)
+    assert "toy@3" in text and "S->T" not in text.split("How:")[0]
+    assert results_markdown(results.data) == text
+
+
+def test_sweep_folder_adds_trajectory_and_last_checkpoint(sweep_dir):
+    inputs = load_inputs([sweep_dir])
+    assert [run.label for run in inputs.runs] == ["toy step 200"] and inputs.runs[0].step == 200
+    (sweep,) = inputs.sweeps
+    assert {row["step"] for row in sweep.rows} == {100, 200}
+    assert all(isinstance(row["accuracy"], float) for row in sweep.rows)
+
+
+def test_colliding_labels_get_the_revision(eval_dir, sweep_dir):
+    data = json.loads((eval_dir / "results.json").read_text(encoding="utf-8"))
+    runs = as_runs([data, Run("toy", data)])
+    assert [run.label for run in runs] == ["toy (toy@0)", "toy (toy@0) #2"]
+
+
+def test_bad_inputs_name_the_path(tmp_path):
+    with pytest.raises(ReportInputError, match="expected a results.json"):
+        load_inputs([tmp_path])
+    broken = tmp_path / "results.json"
+    broken.write_text('{"model": {"name": "x"}', encoding="utf-8")
+    with pytest.raises(ReportInputError, match=r"results.json:1: not valid JSON"):
+        load_inputs([broken])
+    broken.write_text('{"model": {"name": "x"}}', encoding="utf-8")
+    with pytest.raises(ReportInputError, match="field 'tasks' missing"):
+        load_inputs([broken])
