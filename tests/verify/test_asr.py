@@ -13,7 +13,6 @@ from s2sbench.pipeline.verify import error_rate
 SENTENCES = [
     "The old fisherman rowed his boat across the quiet lake at dawn.",
     "My sister bought twelve green apples at the market yesterday.",
-    "After the storm, the children ran outside to splash in the puddles.",
 ]
 
 
@@ -39,10 +38,10 @@ def test_batched_and_one_at_a_time_agree(clips, fw_asr):
 
 @pytest.mark.slow
 def test_a_clip_longer_than_30_s_uses_long_form_transcription(clips, fw_asr):
-    long_clip = np.concatenate(clips * 4)  # about 40 s
+    long_clip = np.concatenate(clips * 6)  # about 40 s
     assert len(long_clip) / 16000 > 30
     heard = fw_asr.transcribe([clips[0], long_clip], "en")
-    assert error_rate(" ".join(SENTENCES * 4), heard[1], "en").rate <= 0.15, heard[1]
+    assert error_rate(" ".join(SENTENCES * 6), heard[1], "en").rate <= 0.15, heard[1]
 
 
 def test_english_only_model_declares_its_languages(fw_asr, ow_asr):
