@@ -35,3 +35,31 @@ def tiny_unit_lm_dir(tmp_path_factory) -> Path:
     config.offset = 3
     LlamaForCausalLM(config).save_pretrained(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_moshi_dir(tmp_path_factory) -> Path:
+    """A random-weight Moshi (temporal 2 layers x 32, depth 1 layer x 16) over a tiny Mimi (8 codebooks of 64 codes,
+    random centroids so clips get varied codes), saved with the character tokenizer."""
+    import torch
+    from paper_helpers import char_tokenizer
+    from transformers import MimiConfig, MoshiConfig, MoshiForConditionalGeneration
+
+    path = tmp_path_factory.mktemp("tiny-moshi")
+    tokenizer = char_tokenizer()
+    mimi = MimiConfig(hidden_size=32, num_filters=4, codebook_size=64, codebook_dim=16, num_quantizers=8,
+                      vector_quantization_hidden_dimension=16, upsample_groups=32, num_hidden_layers=1,
+                      intermediate_size=64, num_attention_heads=2, num_key_value_heads=2, sliding_window=50)
+    config = MoshiConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                         ffn_dim=64, num_codebooks=8, max_position_embeddings=512, audio_encoder_config=mimi.to_dict(),
+                         depth_decoder_config={"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
+                                               "ffn_dim": 32, "sliding_window": 8})
+    torch.manual_seed(0)
+    model = MoshiForConditionalGeneration(config)
+    for module in model.audio_encoder.modules():
+        if hasattr(module, "embed_sum"):
+            module.embed_sum.normal_()
+            module._embed = None
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
