@@ -3,8 +3,9 @@
 English personal names are replaced by Chinese names from a fixed list *before* translation, consistently within a
 story (each name maps to one Chinese name; the list's starting point depends on the story id, so stories differ but
 a rebuild gives the same names). A name is a word from :data:`ENGLISH_NAMES`, or a capitalized word that also
-appears capitalized in mid-sentence in the same story (so ``The``/``Yesterday`` at a sentence start are not names).
-Places and brands written in mid-sentence capitals are caught by the second rule too: a known limit.
+appears capitalized in mid-sentence in the same story (so ``The``/``Yesterday`` at a sentence start are not names),
+unless it follows a place preposition (``in Ohio``). Brands and places written otherwise in mid-sentence capitals
+are still taken for names: a known limit.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ I Mr Mrs Ms Dr Mom Dad Mommy Daddy Grandma Grandpa God Christmas Easter Hallowee
 Wednesday Thursday Friday Saturday Sunday January February March April May June July August September October
 November December English Spanish French Chinese American TV OK
 """.split())
+PLACE_PREPOSITIONS = frozenset({"in", "to", "at", "from", "near", "into", "across", "visit", "visited"})
 WORD = re.compile(r"[A-Z][a-z]+")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -46,7 +48,8 @@ def find_names(texts: list[str]) -> list[str]:
     for text in texts:
         for match in WORD.finditer(text):
             before = text[: match.start()].rstrip()
-            if before and before[-1] not in ".!?\"“":
+            # "moved to Texas", "lived in Ohio": a capital after a place preposition is a place, not a person
+            if before and before[-1] not in ".!?\"“" and before.split()[-1].lower() not in PLACE_PREPOSITIONS:
                 mid_sentence.add(match.group())
     names: list[str] = []
     for text in texts:

@@ -88,4 +88,4 @@ def _question(task: TaskConfig, policy: RowPolicy, subject: str, row: Row) -> It
         "source": {"file": row.file, "row": row.line},
         "meta": {"subject": subject, "question": question, "options": options, "answer": answer},
     }
-    return policy.item(row, record, "")
+    return policy.item(row, record, "<row>")

@@ -26,7 +26,7 @@ def test_parse_rewrite_needs_identical_first_halves():
 def test_names_are_found_and_replaced_consistently():
     story = ["Rick grew up in Ohio with Anna.", "The winter was cold.", "Rick and Anna moved to Texas.", "Rick's dog came."]
     names = find_names(story)
-    assert names[:2] == ["Rick", "Anna"] and "The" not in names
+    assert names == ["Rick", "Anna"]  # not "The", not the places after "in"/"to"
     mapping = assign_names(names, "story-1")
     assert mapping == assign_names(names, "story-1") and len(set(mapping.values())) == len(mapping)
     replaced = [replace_names(text, mapping) for text in story]
@@ -36,11 +36,19 @@ def test_names_are_found_and_replaced_consistently():
 
 @pytest.fixture(scope="module")
 def smollm2_server():
+    import torch
+
     from s2sbench.evaluation.models.offline import smollm2_local_dir
     from s2sbench.pipeline.rewrite.llm import TransformersChat
 
-    with ChatServer(TransformersChat(str(smollm2_local_dir()))) as server:
-        yield server
+    # one thread: on a shared 2-core machine, two spinning threads per process make generation many times slower
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with ChatServer(TransformersChat(str(smollm2_local_dir()))) as server:
+            yield server
+    finally:
+        torch.set_num_threads(threads)
 
 
 @pytest.mark.slow

@@ -66,3 +66,35 @@ def test_shipped_demo_jsonl_tasks_still_load():
 
     assert len(load_items(load_task("demo-stories-en"))) == 14
     assert len(load_items(load_task("demo-stories-zh"), limit=5)) == 5
+
+
+def test_translate_uses_the_xstorycloze_zh_text_when_it_has_the_story(make_task, tmp_path, spring_csv):
+    header = ["story_id", "input_sentence_1", "input_sentence_2", "input_sentence_3", "input_sentence_4",
+              "sentence_quiz1", "sentence_quiz2", "answer_right_ending"]
+    zh = ["story-0", "玛雅在阁楼找到一个盒子。", "盒子上满是灰尘。", "她小心地打开了它。", "里面是一张旧照片。",
+          "她看着照片笑了。", "她把盒子扔进了大海。", "1"]
+    write_csv(tmp_path / "x" / release_file_name("zh", "eval"), header, [zh], delimiter="\t")
+    task = make_task(language="zh", source={"loader": "storycloze", "path": str(spring_csv)},
+                     candidates={"construction": "translate", "options": {"xstorycloze_zh": str(tmp_path / "x")}})
+    [item] = load_items(task, limit=1)  # story-0 is in the zh file: no LLM is needed
+    assert item.context == "玛雅在阁楼找到一个盒子。盒子上满是灰尘。她小心地打开了它。里面是一张旧照片。"
+    assert item.candidates == ["她看着照片笑了。", "她把盒子扔进了大海。"] and item.right == 0
+    assert item.meta["translation"] == "xstorycloze" and item.meta["english"]["candidates"][0].startswith("Maya smiled")
+
+
+def test_llm_settings_errors(make_task, tmp_path):
+    from s2sbench.pipeline.rewrite.llm import LLMError, OpenAIChat, make_chat
+
+    with pytest.raises(ValueError, match="unknown LLM setting 'temprature'"):
+        make_chat({"model": "m", "base_url": "http://x", "temprature": 0})
+    with pytest.raises(ValueError, match="no base_url"):
+        make_chat({"model": "m"})
+    with pytest.raises(ValueError, match=r"unknown backend 'vllm' \(known: openai, transformers\)"):
+        make_chat({"model": "m", "backend": "vllm"})
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(LLMError, match="cannot reach the chat API"):
+        OpenAIChat(f"http://127.0.0.1:{port}/v1", "m", timeout_s=5).complete([{"role": "user", "content": "hi"}], 8)
