@@ -59,11 +59,30 @@ def _audio_columns(features) -> list[str]:
     return [name for name, feature in features.items() if is_audio(feature)]
 
 
+def _write_shards(rows, out_dir: Path, name: str, split: str, num_bytes: int, max_shard_bytes: int) -> tuple[str, ...]:
+    """Write ``rows`` as ``<name>/<split>-NNNNN-of-NNNNN.parquet`` with the audio bytes embedded; returns the paths."""
+    from datasets.table import embed_table_storage
+
+    n_shards = max(1, math.ceil(num_bytes / max_shard_bytes))
+    files = []
+    for shard_index in range(n_shards):
+        shard = rows.shard(n_shards, shard_index, contiguous=True)
+        # in memory: a cache file would land inside the build directory
+        shard = shard.with_format("arrow").map(embed_table_storage, batched=True, keep_in_memory=True).with_format(None)
+        relative = f"{name}/{split}-{shard_index:05d}-of-{n_shards:05d}.parquet"
+        target = out_dir / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f".{target.name}.partial")
+        shard.to_parquet(str(partial))
+        os.replace(partial, target)
+        files.append(relative)
+    return tuple(files)
+
+
 def stage_repo(build_dir: str | Path, out_dir: str | Path, repo_id: str, *, licence: str | None = None,
                max_shard_bytes: int = MAX_SHARD_BYTES) -> StagedRepo:
     """Write the exact folder that would be uploaded for ``build_dir`` into ``out_dir`` (which must be empty)."""
     import datasets
-    from datasets.table import embed_table_storage
 
     build_dir, out_dir = Path(build_dir), Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()):
@@ -76,32 +95,20 @@ def stage_repo(build_dir: str | Path, out_dir: str | Path, repo_id: str, *, lice
     configs, features = [], {}
     for split_key in sorted(splits):
         table = splits[split_key]
+        if len(table) == 0:
+            log.warning("%s: split '%s' has no rows (every item dropped); nothing to publish for it", dataset_dir, split_key)
+            continue
         tasks = sorted(set(table["task"]))
         if len(tasks) != 1:
             raise PublishError(f"{dataset_dir}: split '{split_key}' holds rows of {len(tasks)} tasks ({', '.join(tasks)}); expected one")
-        task = tasks[0]
-        split = build.split_of(task)
-        voice_column = list(table["voice"])
+        task, voice_column = tasks[0], list(table["voice"])
         voices = sorted(set(voice_column))
-        bytes_per_row = table.data.nbytes / max(1, len(table))
+        bytes_per_row = table.data.nbytes / len(table)
         for voice in voices:
             rows = table.select([index for index, value in enumerate(voice_column) if value == voice])
-            name = config_name(task, voice, len(voices))
-            num_bytes = int(bytes_per_row * len(rows))
-            n_shards = max(1, math.ceil(num_bytes / max_shard_bytes))
-            files = []
-            for shard_index in range(n_shards):
-                shard = rows.shard(n_shards, shard_index, contiguous=True)
-                # in memory: a cache file would land inside the build directory
-                shard = shard.with_format("arrow").map(embed_table_storage, batched=True, keep_in_memory=True).with_format(None)
-                relative = f"{name}/{split}-{shard_index:05d}-of-{n_shards:05d}.parquet"
-                target = out_dir / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                partial = target.with_name(f".{target.name}.partial")
-                shard.to_parquet(str(partial))
-                os.replace(partial, target)
-                files.append(relative)
-            configs.append(HubConfig(name=name, task=task, voice=voice, split=split, num_rows=len(rows), num_bytes=num_bytes, files=tuple(files)))
+            name, split, num_bytes = config_name(task, voice, len(voices)), build.split_of(task), int(bytes_per_row * len(rows))
+            files = _write_shards(rows, out_dir, name, split, num_bytes, max_shard_bytes)
+            configs.append(HubConfig(name=name, task=task, voice=voice, split=split, num_rows=len(rows), num_bytes=num_bytes, files=files))
             features[name] = rows.features.to_dict()
     atomic_write_text(out_dir / "README.md", render_card(build, configs, features, repo_id, licence))
     shutil.copyfile(build_dir / "build_report.json", out_dir / "build_report.json")
@@ -282,7 +289,8 @@ def verify_upload(staged: StagedRepo, repo_id: str, *, revision: str = "main", c
             local_batches = (batch for path in config.files for batch in pq.ParquetFile(staged.folder / path).iter_batches())
             audio_columns = _audio_columns(datasets.Features.from_arrow_schema(pq.read_schema(staged.folder / config.files[0])))
             expected = _row_digests(local_batches, audio_columns)
-            remote = datasets.load_dataset(repo_id, config.name, split=config.split, revision=revision,
+            # datasets' own size check would stop at the first difference; ours counts rows and compares every hash
+            remote = datasets.load_dataset(repo_id, config.name, split=config.split, revision=revision, verification_mode="no_checks",
                                            cache_dir=str(cache_dir or scratch), download_mode="force_redownload")
             found = _row_digests(remote.with_format("arrow").iter(batch_size=256), audio_columns)
             mismatches = sum(expected.get(row_id) != found.get(row_id) for row_id in expected.keys() | found.keys())

@@ -135,3 +135,28 @@ def test_a_client_error_stops_at_once(build_dir, local_hub, tmp_path):
     with pytest.raises(PublishError, match=r"commit part 1/2 to org/refused@main: HTTP 400: Bad request"):
         upload_repo(staged.folder, "org/refused", policy=FAST, sleep=sleeps.append)
     assert sleeps == []
+
+
+def test_large_configs_are_split_into_shards_that_load_back_whole(build_dir, local_hub, tmp_path):
+    import pyarrow.parquet as pq
+
+    staged = stage_repo(build_dir, tmp_path / "stage", "org/sharded", max_shard_bytes=40_000)
+    piper = next(config for config in staged.configs if config.voice == "piper-en-joe")
+    assert piper.files == tuple(f"demo-stories-en--piper-en-joe/test-0000{i}-of-00003.parquet" for i in range(3))
+    assert sum(pq.read_metadata(staged.folder / path).num_rows for path in piper.files) == 3
+    upload_repo(staged.folder, "org/sharded", policy=FAST, sleep=lambda s: None)
+    checks = verify_upload(staged, "org/sharded", cache_dir=tmp_path / "cache")
+    assert [(c.config, c.rows_found, c.ok) for c in checks if c.config == piper.name] == [(piper.name, 3, True)]
+
+
+def test_read_back_catches_a_hub_copy_that_differs(build_dir, local_hub, tmp_path):
+    staged = stage_repo(build_dir, tmp_path / "stage", "org/tampered")
+    upload_repo(staged.folder, "org/tampered", policy=FAST, sleep=lambda s: None)
+    repo = local_hub.repos[REPO.format("org/tampered")]
+    files = repo.commits[repo.branches["main"]]["files"]
+    # the espeak config now serves the piper rows: other ids, other audio
+    files["demo-stories-en--espeak-en-us/test-00000-of-00001.parquet"] = files["demo-stories-en--piper-en-joe/test-00000-of-00001.parquet"]
+    checks = {c.config: c for c in verify_upload(staged, "org/tampered", cache_dir=tmp_path / "cache")}
+    bad = checks["demo-stories-en--espeak-en-us"]
+    assert not bad.ok and (bad.rows_expected, bad.rows_found) == (2, 3) and bad.audio_mismatches == 5
+    assert checks["demo-choice-zh"].ok
