@@ -7,6 +7,7 @@ same resampled items for both modes of a gap, so the interval of a difference is
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -61,9 +62,16 @@ class Counts:
         return float(self.correct.sum() / self.total.sum())
 
 
-def _resample_indices(n_items: int, options: BootstrapOptions) -> np.ndarray:
-    rng = np.random.default_rng(options.seed)
-    return rng.integers(0, n_items, size=(options.n_resamples, n_items))
+@functools.lru_cache(maxsize=4)
+def _resample_weights(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
+    """How often each item is drawn in each resample, shape (resamples, items); shared by every accuracy of a run
+    (the same seed draws the same items), so a gap's two accuracies are paired and each costs one product."""
+    rng = np.random.default_rng(seed)
+    weights = np.empty((n_resamples, n_items), dtype=np.float32)  # integer counts, exact in float32 below 2**24
+    for row in range(n_resamples):
+        weights[row] = np.bincount(rng.integers(0, n_items, size=n_items), minlength=n_items)
+    weights.flags.writeable = False
+    return weights
 
 
 def _interval(samples: np.ndarray, value: float, options: BootstrapOptions) -> Estimate:
@@ -72,24 +80,23 @@ def _interval(samples: np.ndarray, value: float, options: BootstrapOptions) -> E
     return Estimate(value=value, ci_low=float(low), ci_high=float(high))
 
 
-def _resampled_accuracy(counts: Counts, indices: np.ndarray) -> np.ndarray:
-    total = counts.total[indices].sum(axis=1)
+def _resampled_accuracy(counts: Counts, options: BootstrapOptions) -> np.ndarray:
+    weights = _resample_weights(len(counts.total), options.n_resamples, options.seed)
+    total = weights @ counts.total.astype(np.float32)
     # a resample that drew only items without pairs has no accuracy; it cannot happen when every item has pairs
-    return counts.correct[indices].sum(axis=1) / np.maximum(total, 1)
+    return (weights @ counts.correct.astype(np.float32)) / np.maximum(total, 1)
 
 
 def bootstrap_accuracy(counts: Counts, options: BootstrapOptions = BootstrapOptions()) -> Estimate:
     """Accuracy with a percentile bootstrap interval over items."""
-    indices = _resample_indices(len(counts.total), options)
-    return _interval(_resampled_accuracy(counts, indices), counts.accuracy, options)
+    return _interval(_resampled_accuracy(counts, options), counts.accuracy, options)
 
 
 def bootstrap_gap(reference: Counts, other: Counts, options: BootstrapOptions = BootstrapOptions()) -> Estimate:
     """reference accuracy - other accuracy, resampling the same items for both (a paired interval)."""
     if len(reference.total) != len(other.total):
         raise ValueError(f"paired counts need the same items ({len(reference.total)} vs {len(other.total)})")
-    indices = _resample_indices(len(reference.total), options)
-    samples = _resampled_accuracy(reference, indices) - _resampled_accuracy(other, indices)
+    samples = _resampled_accuracy(reference, options) - _resampled_accuracy(other, options)
     return _interval(samples, reference.accuracy - other.accuracy, options)
 
 
@@ -117,7 +124,9 @@ def mcnemar_exact(reference: Sequence[bool], other: Sequence[bool]) -> McNemar:
     n = b + c
     if n == 0:
         return McNemar(len(ref), b, c, 1.0)
-    tail = sum(math.comb(n, k) for k in range(min(b, c) + 1)) / 2**n
+    from scipy.stats import binom  # exact binomial tail; summing math.comb terms is quadratic in big integers
+
+    tail = float(binom.cdf(min(b, c), n, 0.5))
     return McNemar(len(ref), b, c, min(1.0, 2.0 * tail))
 
 

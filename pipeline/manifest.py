@@ -156,6 +156,21 @@ class ResumableJsonlWriter:
         self.seen.add(record_id)
         return True
 
+    def write_many(self, records: Iterable[BaseModel]) -> int:
+        """Append the records whose ids are new with one fsync (a per-record fsync costs milliseconds, which adds
+        minutes over the tens of thousands of scores of one evaluation); returns how many were written."""
+        lines = []
+        for record in records:
+            record_id = str(record.id)
+            if record_id not in self.seen:
+                lines.append(record_line(record))
+                self.seen.add(record_id)
+        if lines:
+            self._handle.write("".join(lines))
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+        return len(lines)
+
     def close(self) -> None:
         self._handle.close()
 

@@ -43,7 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="task config for a task not in the registry (repeatable)")  # fmt: skip
     parser.add_argument("--bootstrap", type=int, default=2000, metavar="N", help="bootstrap resamples (default 2000)")
     parser.add_argument("--seed", type=int, help="bootstrap seed (default: fixed)")
-    parser.add_argument("--batch-size", type=int, default=16, help="requests per adapter call")
+    parser.add_argument("--requests-per-call", type=int, default=64, metavar="N",
+                        help="requests handed to the model at once; scores are saved after each call (default 64); "
+                        "the model's own batch size is a --model-arg, e.g. batch_size=8")  # fmt: skip
     parser.set_defaults(handler=run)
 
 
@@ -69,12 +71,12 @@ def _options(args: argparse.Namespace):
     tasks = {task.name: task for task in (load_task(path) for path in args.task_file)}
     boot = BootstrapOptions(n_resamples=args.bootstrap, **({"seed": args.seed} if args.seed is not None else {}))
     results_file = args.out.name if args.out.suffix == ".json" else "results.json"
-    return EvalOptions(bootstrap=boot, batch_size=args.batch_size, tasks=tasks or None, results_file=results_file)
+    return EvalOptions(bootstrap=boot, requests_per_call=args.requests_per_call, tasks=tasks or None, results_file=results_file)
 
 
 def run(args: argparse.Namespace) -> int:
     from s2sbench.evaluation.models import get_adapter
-    from s2sbench.evaluation.run import evaluate, results_markdown
+    from s2sbench.evaluation.run import evaluate, results_table
     from s2sbench.flows.cli import CommandError
 
     model_options = parse_model_args(args.model_arg)
@@ -84,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         if args.step_pattern:
             raise CommandError("--step-pattern needs --model-glob")
         results = evaluate(args.dataset, get_adapter(args.model, **model_options), args.modes, out_dir, options)
-        print(results_markdown(results), end="")
+        print(results_table(results), end="")
         print(f"results: {out_dir / options.results_file}   samples: {out_dir / 'samples.jsonl'}")
         return 0
     from s2sbench.evaluation.sweep import DEFAULT_STEP_PATTERN, find_checkpoints, sweep

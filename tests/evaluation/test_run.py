@@ -8,7 +8,7 @@ from conftest import STORIES, ToyAdapter
 from test_scoring import reference_cmmlu_accuracy, reference_story_accuracy
 
 from s2sbench.evaluation.models.base import AdapterError
-from s2sbench.evaluation.run import DatasetError, EvalOptions, evaluate, results_markdown
+from s2sbench.evaluation.run import DatasetError, EvalOptions, evaluate, results_table
 from s2sbench.evaluation.stats import BootstrapOptions
 
 ALL = ("T->T", "S->T", "S->S", "T->S")
@@ -23,7 +23,7 @@ def read_jsonl(path):
 
 @pytest.fixture
 def options(eval_tasks):
-    return EvalOptions(tasks=eval_tasks, bootstrap=BootstrapOptions(n_resamples=300), batch_size=8)
+    return EvalOptions(tasks=eval_tasks, bootstrap=BootstrapOptions(n_resamples=300), requests_per_call=8)
 
 
 def test_all_modes_scored_reported_and_cached(build_dir, tmp_path, options):
@@ -56,7 +56,7 @@ def test_all_modes_scored_reported_and_cached(build_dir, tmp_path, options):
     samples = read_jsonl(tmp_path / "samples.jsonl")
     assert len(samples) == N_CANDIDATES
     assert {"loss", "correct", "n_tokens", "sum_logprob", "n_bytes"} <= set(samples[0])
-    assert "| demo-stories-en | S->T | pairwise_strict |" in results_markdown(results)
+    assert "| demo-stories-en | S->T | pairwise_strict |" in results_table(results)
 
     again = ToyAdapter()
     rerun = evaluate(build_dir, again, ALL, tmp_path, options)
@@ -141,3 +141,19 @@ def test_bad_builds_name_the_problem(tmp_path, options):
         evaluate(tmp_path, ToyAdapter(), ("T->T",), tmp_path / "out", options)
     with pytest.raises(ValueError, match="unknown mode 'S2S'"):
         evaluate(tmp_path, ToyAdapter(), ("S2S",), tmp_path / "out", options)
+
+
+def test_score_cache_appends_batches_once(tmp_path):
+    from test_scoring import generated_scores
+
+    from s2sbench.evaluation.run import ScoreCache
+
+    scores = generated_scores(3, 2, 0)
+    cache = ScoreCache(tmp_path / "cache.jsonl")
+    cache.add(scores[:4])
+    cache.add(scores[2:])  # two already written
+    cache.close()
+    assert [line["id"] for line in read_jsonl(tmp_path / "cache.jsonl")] == [s.id for s in scores]
+    reopened = ScoreCache(tmp_path / "cache.jsonl")
+    reopened.close()
+    assert reopened.scores == {s.id: s for s in scores}
