@@ -97,9 +97,10 @@ def main() -> int:
     args = parser.parse_args()
     failures: list[str] = []
     stories = sorted((args.data / "storycloze").glob("*.csv")) + list(args.storycloze_2016)
+    cmmlu_dev = args.data / "cmmlu" / "dev"
     summary = {
         "storycloze": [check_storycloze(path, failures) for path in stories],
-        "cmmlu_dev": check_cmmlu(args.data / "cmmlu" / "dev", failures) if (args.data / "cmmlu" / "dev").is_dir() else None,
+        "cmmlu_dev": check_cmmlu(cmmlu_dev, failures) if cmmlu_dev.is_dir() else None,
         "failures": failures,
     }
     print(json.dumps(summary, ensure_ascii=False, indent=2))

@@ -120,7 +120,8 @@ class ScmmluRewrite(CandidateBuilder):
                 reasons[rewriter.name] = str(rejected)
                 continue
             self.handled[rewriter.name] += 1
-            meta = {**item.meta, "question": question.text, "options": list(question.options), "rewriter": rewriter.name}
+            meta = {**item.meta, "question": question.text, "options": list(question.options)}
+            meta["rewriter"] = rewriter.name
             return _with(item, context=statements.first_half, candidates=list(statements.second_halves), meta=meta)
         return self.reject(item, "rewrite", reasons, "Question")
 

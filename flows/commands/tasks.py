@@ -1,4 +1,5 @@
-"""``s2sbench tasks``: list the task registry (``data/tasks/*.yaml``); a broken task file is reported by file and key."""
+"""``s2sbench tasks``: list the task registry (``data/tasks/*.yaml``); a broken task file is reported by file and
+key."""
 
 from __future__ import annotations
 

@@ -107,7 +107,9 @@ class CachedChat:
         return reply
 
 
-LLM_SETTINGS = frozenset({"backend", "base_url", "model", "api_key_env", "gguf_file", "cache_dir", "timeout_s", "max_tokens"})
+LLM_SETTINGS = frozenset(
+    {"backend", "base_url", "model", "api_key_env", "gguf_file", "cache_dir", "timeout_s", "max_tokens"}
+)
 
 
 def make_chat(options: dict[str, Any]) -> CachedChat:

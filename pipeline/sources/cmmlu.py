@@ -10,8 +10,6 @@ statements is a candidate-construction step (``scmmlu_rewrite``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from pathlib import Path
-
 from s2sbench.pipeline.records import Item
 from s2sbench.pipeline.sources.rows import (
     DroppedRow,
@@ -61,7 +59,7 @@ def _subject_rows(task: TaskConfig, subjects: list[str] | None) -> Iterator[tupl
                 f"{task.path}: key 'source.options.subjects': no {subject}.csv in {folder} "
                 f"(known: {', '.join(sorted(by_subject))})"
             )
-        yield subject, read_delimited(Path(by_subject[subject]), ",", options.get("encoding", "utf-8-sig"))
+        yield subject, read_delimited(by_subject[subject], ",", options.get("encoding", "utf-8-sig"))
 
 
 def _question(task: TaskConfig, policy: RowPolicy, subject: str, row: Row) -> Item | DroppedRow:

@@ -55,7 +55,8 @@ class Row:
 
 
 class RowPolicy:
-    """Applies ``source.on_bad_row``: ``error`` raises :class:`ManifestError`, ``drop`` returns a :class:`DroppedRow`."""
+    """Applies ``source.on_bad_row``: ``error`` raises :class:`ManifestError`, ``drop`` returns a
+    :class:`DroppedRow`."""
 
     def __init__(self, task: TaskConfig):
         self.task = task

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from s2sbench.pipeline.sources import LOADERS, get_loader, override_source
+from s2sbench.pipeline.sources import get_loader, override_source
 from s2sbench.pipeline.tasks import TaskConfigError, load_task, task_names
 from s2sbench.pipeline.candidates import BUILDERS
 

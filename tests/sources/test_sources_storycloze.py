@@ -1,5 +1,3 @@
-from pathlib import Path
-
 import pytest
 
 from source_fixtures import SPRING_HEADER, story_row, write_csv
