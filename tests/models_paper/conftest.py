@@ -63,3 +63,19 @@ def tiny_moshi_dir(tmp_path_factory) -> Path:
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_unit_encoder(tiny_hubert_dir):
+    """The tiny HuBERT with 20 k-means units fitted on its layer-2 features of a few clips: a real small speech
+    tokenizer standing in for a family's own (GLM-4-Voice's VQ-Whisper, Spirit LM's HuBERT)."""
+    import numpy as np
+    from paper_helpers import clip
+
+    from s2sbench.evaluation.models.units import UnitEncoder, fit_kmeans
+
+    encoder = UnitEncoder(str(tiny_hubert_dir), np.zeros((20, 32), dtype=np.float32), layer=2)
+    features = np.concatenate([encoder.features(clip(seed)) for seed in range(4)])
+    encoder.centroids = fit_kmeans(features, 20, seed=0)
+    return encoder
+

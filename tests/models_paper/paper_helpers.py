@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 
-CHARS = list("abcdefghijklmnopqrstuvwxyz .,:'!?") + list("下面是一段语音和文本交错的内容：他们去了音乐会。")
+CHARS = list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ .,:'!?") + list("下面是一段语音和文本交错的内容：他们去了音乐会。")
 
 
-def char_tokenizer(special: list[str] | None = None):
-    """One token per character (plus ``special`` tokens), so a test can count the scored tokens by eye."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
+def char_tokenizer(special: list[str] | None = None, *, add_bos: bool = False):
+    """One token per character (plus ``special`` tokens), so a test can count the scored tokens by eye; ``add_bos``
+    makes it put ``<s>`` first by default, as Llama's tokenizer does."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     vocab = {token: index for index, token in enumerate(["<unk>", "<s>", "</s>", "<pad>"] + CHARS)}
     backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
+    backend.decoder = decoders.Fuse()
+    if add_bos:
+        backend.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", bos_token="<s>",
                                         eos_token="</s>", pad_token="<pad>")
     if special:
@@ -35,3 +39,14 @@ def clip(seed: int, duration_s: float = 1.0, sample_rate_hz: int = 16000):
     return Audio(samples.astype(np.float32), sample_rate_hz)
 
 
+
+
+def tiny_llama(vocab_size: int):
+    """A random-weight Llama (2 layers, width 32)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    return LlamaForCausalLM(LlamaConfig(vocab_size=vocab_size, hidden_size=32, intermediate_size=64,
+                                        num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                                        max_position_embeddings=1024))

@@ -8,7 +8,7 @@ from paper_helpers import clip
 
 from s2sbench.evaluation.models import get_adapter
 from s2sbench.evaluation.models.base import AdapterError
-from s2sbench.evaluation.models.units import UnitEncoder, assign_units, deduplicate, fit_kmeans, load_kmeans
+from s2sbench.evaluation.models.units import assign_units, deduplicate, load_kmeans
 from s2sbench.evaluation.protocol import EvalItem, build_requests
 from s2sbench.pipeline.tasks import Templates
 
@@ -45,13 +45,10 @@ def test_load_kmeans_reads_npy_and_joblib(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def kmeans_path(tiny_hubert_dir, tmp_path_factory):
-    """k-means fitted on the tiny encoder's layer-2 features of a few clips, saved as a centroid matrix."""
-    centroids = np.zeros((N_UNITS, 32), dtype=np.float32)
-    encoder = UnitEncoder(str(tiny_hubert_dir), centroids, layer=2)
-    features = np.concatenate([encoder.features(clip(seed)) for seed in range(4)])
+def kmeans_path(tiny_unit_encoder, tmp_path_factory):
+    """The k-means fitted on the tiny encoder's features (conftest), saved as a centroid matrix."""
     path = tmp_path_factory.mktemp("km") / f"km{N_UNITS}.npy"
-    np.save(path, fit_kmeans(features, N_UNITS, seed=0))
+    np.save(path, tiny_unit_encoder.centroids)
     return path
 
 
