@@ -143,7 +143,11 @@ class Translate(CandidateBuilder):
             from s2sbench.pipeline.rewrite.translate import StoryTranslator
 
             settings = self.options.get("llm", {})
-            self._translator = StoryTranslator(make_chat(settings), int(settings.get("max_tokens", 512)))
+            try:
+                chat = make_chat(settings)
+            except ValueError as error:
+                raise TaskConfigError(f"{self.task.path}: key 'candidates.options.llm': {error}") from None
+            self._translator = StoryTranslator(chat, int(settings.get("max_tokens", 512)))
         return self._translator
 
     def build(self, item: Item) -> Item | DroppedRow:
