@@ -17,6 +17,11 @@ from s2sbench.pipeline.manifest import read_records
 from s2sbench.pipeline.records import BuildRow, ClipCheck, Drop
 
 DEFAULT_SPLIT = "test"
+# what s2sbench does to text, for a build report that does not say it (pipeline/normalize.py, pipeline/verify.py)
+NORMALIZATION = ("before synthesis, numbers, dates, times, currency, abbreviations and symbols are written out as words "
+                 "(`s2sbench.pipeline.normalize.normalize_for_tts`); the ASR gate compares reference and transcript after "
+                 "Whisper's English normalizer (en) or NFKC, lower case, punctuation removed and traditional-to-simplified "
+                 "Chinese (CER languages) (`s2sbench.pipeline.verify.normalize`).")
 
 # What a card says about each source format: the Hub licence id, a sentence of terms, and the BibTeX to cite.
 SOURCES = {
@@ -94,8 +99,17 @@ class BuildDescription:
     drop_examples: dict[tuple[str, str], str] = field(default_factory=dict)  # (task, stage) -> one full reason
     checks: list[ClipCheck] = field(default_factory=list)
 
+    clips: int = 0
+    clips_rewritten: int = 0  # clips whose normalized text differs from the text
+
+    def task(self, name: str) -> TaskFacts:
+        """The facts of a task, also for one the build's items folder lacks (from its report entry or the registry)."""
+        if name not in self.tasks:
+            self.tasks[name] = _task_facts(name, self.report.get("tasks", {}).get(name, {}))
+        return self.tasks[name]
+
     def split_of(self, task: str) -> str:
-        return self.tasks[task].split if task in self.tasks else DEFAULT_SPLIT
+        return self.task(task).split
 
 
 def _task_facts(name: str, report_entry: dict) -> TaskFacts:
@@ -146,6 +160,8 @@ def describe_build(build_dir: str | Path) -> BuildDescription:
         description.rows[(row.item.task, row.voice)] += 1
         for clip in row.clips.values():
             description.engines.setdefault(clip.engine, set()).add(clip.model_version)
+            description.clips += 1
+            description.clips_rewritten += clip.normalized_text != clip.text
     if (build_dir / "drops.jsonl").exists():
         for drop in read_records(build_dir / "drops.jsonl", Drop):
             key = (drop.task, drop.reason.split(":")[0])
@@ -185,11 +201,11 @@ def _yaml_header(build: BuildDescription, configs: list[HubConfig], features: di
     from huggingface_hub import DatasetCardData
 
     card_data = DatasetCardData(
-        language=sorted({build.tasks[c.task].language for c in configs if c.task in build.tasks}) or None,
-        license=licence, task_categories=["multiple-choice", "audio-text-to-text"],
+        language=sorted({build.task(c.task).language for c in configs}) or None,
+        license=licence, task_categories=["multiple-choice"],
         size_categories=[size_category(sum(c.num_rows for c in configs))],
         pretty_name=f"s2sbench build ({', '.join(sorted({c.task for c in configs}))})",
-        tags=["speech", "spoken-language-understanding", "s2sbench", "storycloze"],
+        tags=["audio", "speech", "spoken-language-understanding", "speech-llm", "s2sbench"],
         configs=[{"config_name": c.name, "data_files": [{"split": c.split, "path": f"{c.name}/{c.split}-*.parquet"}],
                   **({"default": True} if index == 0 else {})} for index, c in enumerate(configs)],
     )
@@ -207,7 +223,7 @@ def _yaml_header(build: BuildDescription, configs: list[HubConfig], features: di
 def render_card(build: BuildDescription, configs: list[HubConfig], features: dict, repo_id: str, licence: str | None = None) -> str:
     """The README.md of the Hub repo: YAML header (configs, features, languages, licence, categories) and the story."""
     used = sorted({c.task for c in configs})
-    terms = {task: source_terms(build.tasks[task]) for task in used if task in build.tasks}
+    terms = {task: source_terms(build.task(task)) for task in used}
     licences = {hub_id for hub_id, _, _ in terms.values()}
     licence = licence or (licences.pop() if len(licences) == 1 else "other")
     out = ["---", _yaml_header(build, configs, features, licence).rstrip(), "---", ""]
@@ -220,20 +236,20 @@ def render_card(build: BuildDescription, configs: list[HubConfig], features: dic
     out += ["", f"Total rows: {sum(c.num_rows for c in configs)}.", ""]
     out += ["## Sources", ""]
     for task in used:
-        facts = build.tasks.get(task)
-        where = facts.source.get("hub_id") or facts.source.get("path") or "(not recorded)" if facts else "(not recorded)"
-        out.append(f"- **{task}** ({facts.language if facts else 'und'}): loader `{facts.source.get('loader', '?') if facts else '?'}`, "
-                   f"from `{where}`. {terms.get(task, ('', 'Licence not recorded.', None))[1]}")
+        facts = build.task(task)
+        where = facts.source.get("hub_id") or facts.source.get("path") or "(not recorded)"
+        out.append(f"- **{task}** ({facts.language}): loader `{facts.source.get('loader', '?')}`, from `{where}`. {terms[task][1]}")
     out += ["", "## Speech synthesis", "", "| voice | engine | model | licence of the weights |", "|---|---|---|---|"]
     for voice in sorted({c.voice for c in configs}):
         info = build.voices.get(voice, {})
         out.append(f"| {voice} | {info.get('engine', '?')} | {info.get('model', '?')} | {info.get('licence', 'unknown')} |")
     out += ["", "Engine versions seen in the clips: " + "; ".join(f"{engine} ({', '.join(sorted(versions))})" for engine, versions in sorted(build.engines.items())) + "."]
-    if normalization := build.report.get("normalization"):
-        out += ["", f"Text normalization before synthesis: {normalization}"]
+    normalization = build.report.get("normalization") or NORMALIZATION
+    out += ["", f"Text normalization: {normalization.rstrip('.')}. In this build {build.clips_rewritten} of {build.clips} clip texts "
+            "were changed by it (each clip records `text` and `normalized_text`)."]
     out += ["", "## ASR verification gate", ""]
     for task in used:
-        gate = build.tasks[task].gate if task in build.tasks else {}
+        gate = build.task(task).gate
         asr = gate.get("asr", {})
         out.append(f"- **{task}**: {asr.get('engine', '?')} `{asr.get('model', '?')}` transcribes every clip; a clip passes when its "
                    f"{str(gate.get('metric', '?')).upper()} is at most {gate.get('max_error_rate', '?')}, with up to "

@@ -44,6 +44,7 @@ def test_body_reports_sources_voices_gate_and_drop_counts(build_dir, tmp_path):
     assert "faster-whisper `tiny.en` transcribes every clip; a clip passes when its WER is at most 0.15" in body
     assert "faster-whisper `small` transcribes every clip; a clip passes when its CER is at most 0.2, with up to 3" in body
     assert "Attempts checked: 21; rejected: 2; unverified: 0." in body
+    assert "Text normalization: numbers and symbols spelled out; NFKC. In this build 15 of 17 clip texts were changed" in body
     assert "- demo-stories-en: 1 at `gate` (e.g. gate: context failed 2 attempts)" in body
     assert 'load_dataset("org/demo", "demo-choice-zh", split="test")' in body
     assert 'DatasetDict({"demo_choice_zh": ds}).save_to_disk("from-hub/dataset")' in body
