@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+from pydantic import ValidationError
 
 from s2sbench.evaluation.models.base import Audio, ModelAdapter
 from s2sbench.evaluation.protocol import (
@@ -34,7 +35,7 @@ from s2sbench.evaluation.results import sample_lines, summarize_task, write_json
 from s2sbench.evaluation.scoring import NORMALIZATIONS, Score, rules_for
 from s2sbench.evaluation.stats import BootstrapOptions
 from s2sbench.pipeline.manifest import ResumableJsonlWriter, iter_records, sha256_file, stable_hash, write_json
-from s2sbench.pipeline.tasks import TaskConfig, load_task
+from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError, load_task
 
 logger = logging.getLogger(__name__)
 
@@ -141,8 +142,12 @@ class _TaskRun:
 
 
 class _Evaluation:
-    def __init__(self, adapter: ModelAdapter, modes: tuple[str, ...], cache: ScoreCache, options: EvalOptions):
+    def __init__(
+        self, adapter: ModelAdapter, modes: tuple[str, ...], cache: ScoreCache, options: EvalOptions, report: dict
+    ):
         self.adapter, self.modes, self.cache, self.options = adapter, modes, cache, options
+        tasks = report.get("tasks")
+        self.report_tasks: dict = tasks if isinstance(tasks, dict) else {}
         self.revision = options.revision or adapter.model_id
         self.tasks: dict[str, _TaskRun] = {}
         self.skipped: list[Skipped] = []
@@ -151,7 +156,7 @@ class _Evaluation:
     def _task(self, name: str, language: str, has_candidate_audio: bool) -> _TaskRun:
         """The run of a task, set up from its first row: which of the modes asked for it can score."""
         if name not in self.tasks:
-            config = (self.options.tasks or {}).get(name) or load_task(name)
+            config = self._config(name)
             active = []
             for mode in self.modes:
                 ok, reason = self.adapter.supports(mode, language)
@@ -163,6 +168,22 @@ class _Evaluation:
                     self.skipped.append(Skipped(name, mode, reason))
             self.tasks[name] = _TaskRun(config, language, tuple(active), {mode: {} for mode in active})
         return self.tasks[name]
+
+    def _config(self, name: str) -> TaskConfig:
+        """The task's config: given by the caller, else recorded in the build report, else the registry's."""
+        if name in (self.options.tasks or {}):
+            return self.options.tasks[name]
+        recorded = self.report_tasks.get(name, {})
+        if isinstance(recorded, dict) and "config" in recorded:
+            try:
+                return TaskConfig.model_validate(recorded["config"])
+            except ValidationError as error:
+                where = ".".join(str(part) for part in error.errors()[0]["loc"])
+                raise DatasetError(f"build_report.json: field 'tasks.{name}.config.{where}': {error.errors()[0]['msg']}") from None
+        try:
+            return load_task(name)
+        except TaskConfigError as error:
+            raise TaskConfigError(f"{error} (a task outside the registry: pass its YAML with --task-file)") from None
 
     def _key(self, run: _TaskRun, mode: str, row: dict, voice: str, candidate: int) -> str:
         return stable_hash(
@@ -276,8 +297,10 @@ def evaluate(
         if normalization not in NORMALIZATIONS:
             raise ValueError(f"unknown normalization '{normalization}' (known: {', '.join(NORMALIZATIONS)})")
     build_dir, out_dir = Path(build_dir), Path(out_dir)
+    report_path = build_dir / "build_report.json"
+    report = json.loads(report_path.read_text(encoding="utf-8")) if report_path.exists() else {}
     cache = ScoreCache(Path(options.cache_path or out_dir / "score_cache.jsonl"))
-    evaluation = _Evaluation(adapter, modes, cache, options)
+    evaluation = _Evaluation(adapter, modes, cache, options, report if isinstance(report, dict) else {})
     try:
         for split_name, split, dataset_dir in _open_splits(build_dir):
             table = split.with_format("arrow")  # raw audio bytes: decoded only when a candidate needs scoring

@@ -98,7 +98,7 @@ def make_build(out: Path) -> Path:
         table = {name: [row[name] for row in rows] for name in features}
         splits[task.replace("-", "_")] = datasets.Dataset.from_dict(table, features=features)
     datasets.DatasetDict(splits).save_to_disk(str(out / "dataset"))
-    write_json(out / "build_report.json", {"tasks": ["demo-stories-en", "mc-zh"]})
+    write_json(out / "build_report.json", {"tasks": {"demo-stories-en": {"version": 1}, "mc-zh": {"version": 2}}})
     return out
 
 

@@ -157,3 +157,17 @@ def test_score_cache_appends_batches_once(tmp_path):
     reopened = ScoreCache(tmp_path / "cache.jsonl")
     reopened.close()
     assert reopened.scores == {s.id: s for s in scores}
+
+
+def test_task_config_from_the_build_report_or_a_clear_error(build_dir, tmp_path, options, eval_tasks):
+    import shutil
+
+    copy = tmp_path / "build"
+    shutil.copytree(build_dir, copy)
+    no_tasks = replace(options, tasks=None)
+    with pytest.raises(ValueError, match="unknown task 'mc-zh'.*pass its YAML with --task-file"):
+        evaluate(copy, ToyAdapter(), ("T->T",), tmp_path / "out", no_tasks)
+    config = eval_tasks["mc-zh"].model_dump(mode="json", exclude={"path"})
+    (copy / "build_report.json").write_text(json.dumps({"tasks": {"mc-zh": {"config": config}}}), encoding="utf-8")
+    results = evaluate(copy, ToyAdapter(), ("T->T",), tmp_path / "out", no_tasks)
+    assert results.data["tasks"]["mc-zh"]["version"] == 2
