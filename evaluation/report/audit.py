@@ -60,6 +60,8 @@ class BuildAudit:
     drop_counts: dict[str, dict[str, int]]  # kind -> reason -> count
     samples: tuple[ClipSample, ...] = field(default=())
     store_root: Path | None = None
+    n_kept_clips: int = 0  # clips of kept rows (the sample's population), and rejected attempts
+    n_rejected_attempts: int = 0
 
 
 def reason_kinds(reason: str) -> list[str]:
@@ -145,4 +147,4 @@ def load_build(build_dir: str | Path, store_root: str | Path | None = None, opti
                          options.clips_per_status)  # fmt: skip
     chosen += _interleave(rejected, lambda c: reason_kinds(c.reason)[0] if c.reason else "", options.clips_per_status)
     samples = tuple(_sample(check, items.get(check.item_id), store, budget) for check in chosen)
-    return BuildAudit(build_dir, report, frame, drop_counts, samples, store.root)
+    return BuildAudit(build_dir, report, frame, drop_counts, samples, store.root, len(kept), len(rejected))

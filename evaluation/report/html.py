@@ -187,9 +187,10 @@ def _build_section(audit: BuildAudit) -> str:
     parts.append(_plot(plots.error_rate_histograms(audit.checks), "error-rates", "error-rate histograms"))
     reasons = plots.drop_reasons(audit.drop_counts)
     parts.append(_plot(reasons, "drop-reasons", "drop reasons") if reasons else "<p>Nothing was rejected or dropped.</p>")
-    for status, title in (("kept", "Kept clips"), ("rejected", "Rejected clips")):
+    for status, title, total in (("kept", "Kept clips", audit.n_kept_clips),
+                                 ("rejected", "Rejected clip attempts", audit.n_rejected_attempts)):  # fmt: skip
         chosen = [s for s in audit.samples if (s.status == "rejected") == (status == "rejected")]
-        parts.append(f"<h3 id='clips-{status}'>{title} (a sample of {len(chosen)})</h3>")
+        parts.append(f"<h3 id='clips-{status}'>{title}: {len(chosen)} of {total}</h3>")
         cards = "".join(_clip_card(sample) for sample in chosen)
         parts.append(f"<div class='clips'>{cards}</div>" if chosen else "<p>None.</p>")
     return "".join(parts)

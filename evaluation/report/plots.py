@@ -138,6 +138,8 @@ def error_rate_histograms(checks) -> bytes | None:
     if frame.empty:
         return None
     plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
     groups = list(frame.groupby(["language", "voice", "metric"], sort=True))
     figure, axes = plt.subplots(1, len(groups), figsize=(max(5, 4 * len(groups)), 3.4), squeeze=False)
     upper = max(0.5, float(frame["error_rate"].max()))
@@ -149,6 +151,7 @@ def error_rate_histograms(checks) -> bytes | None:
         axis.set_title(f"{language} / {voice}", fontsize="medium")
         axis.set_xlabel(f"{metric.upper()} (fraction)")
         axis.set_ylabel("clip attempts")
+        axis.yaxis.set_major_locator(MaxNLocator(integer=True))
         axis.legend(fontsize="small")
     return _png(figure)
 
@@ -159,6 +162,8 @@ def drop_reasons(reasons: dict[str, dict[str, int]]) -> bytes | None:
     if not kinds:
         return None
     plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
     height = max(2.0, 0.45 * sum(len(c) for c in kinds.values()) + 1.2 * len(kinds))
     figure, axes = plt.subplots(len(kinds), 1, figsize=(8, height), squeeze=False)
     for axis, (kind, counts) in zip(axes[:, 0], kinds.items()):
@@ -166,4 +171,5 @@ def drop_reasons(reasons: dict[str, dict[str, int]]) -> bytes | None:
         axis.barh([name for name, _ in ordered], [n for _, n in ordered], color="tab:red")
         axis.set_title(kind, fontsize="medium")
         axis.set_xlabel("count")
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
     return _png(figure)

@@ -263,6 +263,12 @@ def percent(value: float | None, signed: bool = False) -> str:
     return f"{value * 100:+.1f}" if signed else f"{value * 100:.1f}"
 
 
+def relative_text(relative: float | None) -> str:
+    """The relative degradation; None (the reference is not above chance) reads as 'relative n/a'."""
+    text = percent(relative)
+    return f"{text}%" if text != "n/a" else "relative n/a"
+
+
 def p_value_text(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3g}"
 
@@ -305,7 +311,7 @@ def summary_rows(runs: Sequence[Run], normalization: str = "token") -> tuple[lis
                 continue
             row.append(f"{percent(value, True)} [{percent(record[f'degradation_ci_low[{gap}]'], True)}, "
                        f"{percent(record[f'degradation_ci_high[{gap}]'], True)}], "
-                       f"{percent(record[f'relative[{gap}]'])}%, p={p_value_text(record[f'p_value[{gap}]'])}")  # fmt: skip
+                       f"{relative_text(record[f'relative[{gap}]'])}, p={p_value_text(record[f'p_value[{gap}]'])}")  # fmt: skip
         rows.append(row)
     return header, rows
 

@@ -71,6 +71,7 @@ def test_report_has_tables_plots_trajectories_and_clips(eval_dir, sweep_dir, bui
 def test_build_audit_counts_and_sample_are_bounded(build_dir, clip_store):
     audit = load_build(build_dir, clip_store, SampleOptions(clips_per_status=2))
     assert len(audit.checks) == 4 * 2 + 3 + 3  # one attempt per clip, plus 3 retries
+    assert (audit.n_kept_clips, audit.n_rejected_attempts) == (7 + 3, 4)
     assert audit.drop_counts["rejected clip attempts"] == {"error_rate": 4}
     assert audit.drop_counts["dropped items (by stage)"] == {"speak: context failed 2 attempt(s)": 1}
     statuses = [s.status for s in audit.samples]
