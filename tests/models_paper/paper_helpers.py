@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-CHARS = list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ .,:'!?") + list("下面是一段语音和文本交错的内容：他们去了音乐会。")
+CHARS = list(dict.fromkeys("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ .,:'!?\n"
+                            "下面是一段语音和文本交错的内容：他们去了音乐会。"))  # unique: one id each
 
 
 def char_tokenizer(special: list[str] | None = None, *, add_bos: bool = False):
@@ -50,3 +51,22 @@ def tiny_llama(vocab_size: int):
     return LlamaForCausalLM(LlamaConfig(vocab_size=vocab_size, hidden_size=32, intermediate_size=64,
                                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
                                         max_position_embeddings=1024))
+
+
+def fbank_projector(hidden_size: int, frames_per_embedding: int = 4):
+    """A small real audio front-end for the embedding-splice adapters: 80-bin Kaldi fbank (as Freeze-Omni's
+    processor computes it), averaged over ``frames_per_embedding`` frames, through a fixed random projection."""
+    import torch
+    import torchaudio.compliance.kaldi as kaldi
+
+    torch.manual_seed(1)
+    projection = torch.randn(80, hidden_size) * 0.02
+
+    def embed(audio):
+        wave = torch.from_numpy(audio.samples)[None] * 32768
+        features = kaldi.fbank(wave, dither=0, frame_length=25, frame_shift=10, num_mel_bins=80)
+        n = len(features) // frames_per_embedding * frames_per_embedding
+        pooled = features[:n].reshape(-1, frames_per_embedding, 80).mean(1)
+        return pooled @ projection
+
+    return embed
