@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+DRY_RUN_DEFAULT = Path("hub-repo")  # relative: under the build directory
+
 EXAMPLES = """examples:
+  s2sbench publish build/ --repo-id my-org/sstorycloze-demo --dry-run            # stages into build/hub-repo/
   s2sbench publish build/ --repo-id my-org/sstorycloze-demo --dry-run staged/
   HF_TOKEN=hf_... s2sbench publish build/ --repo-id my-org/sstorycloze-demo --private
   HF_TOKEN=hf_... s2sbench publish build/ --repo-id my-org/sstorycloze-demo --revision v2
@@ -28,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--repo-id", required=True, help="dataset repo, ORG/NAME")
     parser.add_argument("--private", action="store_true", help="create the repo private")
     parser.add_argument("--revision", default="main", help="branch to commit to (created from main if missing)")
-    parser.add_argument("--dry-run", type=Path, metavar="OUT", help="write the folder that would be uploaded to OUT; upload nothing")
+    parser.add_argument("--dry-run", type=Path, nargs="?", const=DRY_RUN_DEFAULT, metavar="OUT",
+                        help=f"write the folder that would be uploaded to OUT (default: DIR/{DRY_RUN_DEFAULT}); upload nothing")
     parser.add_argument("--license", help="Hub licence id for the card (default: from the sources, else 'other')")
     parser.add_argument("--attempts", type=int, default=5, help="tries per step on transient HTTP errors (default 5)")
     parser.add_argument("--no-verify", action="store_true", help="skip loading the dataset back after the upload")
@@ -41,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
 
     if "/" not in args.repo_id:
         raise CommandError(f"--repo-id '{args.repo_id}': expected ORG/NAME")
+    if args.dry_run == DRY_RUN_DEFAULT:
+        args.dry_run = args.build / DRY_RUN_DEFAULT
     if args.dry_run is None:
         from huggingface_hub import get_token
 
@@ -52,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
             licence=args.license, policy=RetryPolicy(attempts=args.attempts), verify=not args.no_verify,
         )
     except PublishError as error:
-        raise CommandError(f"{error} (re-run the same command to resume)") from error
+        hint = "" if args.dry_run else " (re-run the same command to resume)"
+        raise CommandError(f"{error}{hint}") from error
     for config in result.configs:
         print(f"{config.name}: {config.num_rows} rows ({config.split}), {len(config.files)} file(s)")
     if result.staged_dir is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -18,6 +19,12 @@ def test_dry_run_writes_the_folder_and_needs_no_token(build_dir, tmp_path, monke
     assert (tmp_path / "staged" / "README.md").exists()
     assert (tmp_path / "staged" / "demo-choice-zh" / "test-00000-of-00001.parquet").exists()
     assert "demo-stories-en--piper-en-joe: 3 rows (test), 1 file(s)" in capsys.readouterr().out
+    build_copy = tmp_path / "build"
+    shutil.copytree(build_dir, build_copy)
+    assert main(["publish", str(build_copy), "--repo-id", "org/dry", "--dry-run"]) == 0
+    assert (build_copy / "hub-repo" / "README.md").exists()
+    assert main(["publish", str(build_copy), "--repo-id", "org/dry", "--dry-run"]) == 2  # never overwrites
+    assert "not empty" in capsys.readouterr().err
 
 
 def test_publish_without_a_token_is_a_user_error(build_dir, tmp_path, monkeypatch, capsys):
