@@ -65,6 +65,18 @@ _BUILTIN = [
     AdapterInfo("unit-lm", _M + "unit_lm:UnitLMAdapter", ("S->S",), "en (the units' training data)",
                 ("slprl/TWIST-350M", "slprl/TWIST-1.3B", "slprl/TWIST-7B", "encoder=slprl/mhubert-base-25hz"),
                 UNVERIFIED, "TWIST/GSLM: HuBERT layer -> k-means (kmeans= file) -> dedup -> causal LM over units"),
+    AdapterInfo("glm-4-voice", _M + "glm4_voice:glm4_voice", ("T->T", "S->T", "S->S", "T->S"), "en, zh",
+                ("THUDM/glm-4-voice-9b", "speech_tokenizer=THUDM/glm-4-voice-tokenizer", "repo=<GLM-4-Voice checkout>"),
+                UNVERIFIED, "remote code (trust_remote_code=True); speech as <|audio_N|> tokens of the LM's vocabulary"),
+    AdapterInfo("baichuan-audio", _M + "baichuan_audio:baichuan_audio", ("T->T", "S->T"), "en, zh",
+                ("baichuan-inc/Baichuan-Audio-Base", "baichuan-inc/Baichuan-Audio-Instruct"), UNVERIFIED,
+                "remote code (trust_remote_code=True); the audio enters through the model's bound processor"),
+    AdapterInfo("spirit-lm", _M + "spirit_lm:spirit_lm", ("T->T", "S->T", "S->S", "T->S"), "en",
+                ("spirit-lm-base-7b", "spirit-lm-expressive-7b", "<checkpoint dir>"), UNVERIFIED,
+                "through the spiritlm package (github facebookresearch/spiritlm) and Meta's weights"),
+    AdapterInfo("freeze-omni", _M + "freeze_omni:freeze_omni", ("T->T", "S->T"), "en, zh",
+                ("<VITA-MLLM/Freeze-Omni dir>", "llm=<Qwen/Qwen2-7B-Instruct dir>", "repo=<Freeze-Omni checkout>"),
+                UNVERIFIED, "remote code (trust_remote_code=True); frozen Qwen2-7B-Instruct, CUDA only"),
 ]
 _BY_NAME = {info.name: info for info in _BUILTIN}
 

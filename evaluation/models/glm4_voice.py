@@ -76,6 +76,7 @@ def glm4_voice(model: str = GLM4_VOICE_LM, *, speech_tokenizer: str = GLM4_VOICE
                          "tokenizer")
     device = resolve_device(device)
     dtype = resolve_dtype(dtype, device)
+    options.setdefault("shared_prefix", False)  # ChatGLM's remote code keeps its own cache format
     tokenizer = AutoTokenizer.from_pretrained(model, revision=revision, trust_remote_code=True)
     lm = AutoModel.from_pretrained(model, revision=revision, trust_remote_code=True, dtype=dtype)
     return GLM4VoiceAdapter(tokenizer=tokenizer, model=lm, model_id=model + (f"@{revision}" if revision else ""),
