@@ -1,7 +1,7 @@
 """CMMLU: one CSV per subject (``,Question,A,B,C,D,Answer``), in a ``dev`` and a ``test`` folder.
 
-``source.path`` is a split folder (``.../cmmlu/dev``), or the data folder holding ``dev/`` and ``test/`` with
-``source.split`` choosing one; ``source.options.subjects`` keeps a subset. ``source.hub_id`` reads a hub copy
+``source.path`` is the data folder holding ``dev/`` and ``test/`` with ``source.split`` choosing one, or a split
+folder itself (whose name must then match ``source.split`` when one is set); ``source.options.subjects`` keeps a subset. ``source.hub_id`` reads a hub copy
 (``haonan-li/cmmlu``, one config per subject; ``subjects`` is then required). Each question becomes an item with
 context = the question, candidates = the options in A-D order and right = the answer's index; the rewriting into
 statements is a candidate-construction step (``scmmlu_rewrite``).
@@ -47,8 +47,15 @@ def _subject_rows(task: TaskConfig, subjects: list[str] | None) -> Iterator[tupl
             yield subject, read_hub(task.source.hub_id, task.source.split or "test", {**options, "config": subject})
         return
     folder = source_path(task, "cmmlu")
-    if task.source.split and (folder / task.source.split).is_dir():
-        folder = folder / task.source.split
+    split = task.source.split
+    if split and (folder / split).is_dir():
+        folder = folder / split
+    elif split and folder.is_dir() and folder.name != split:
+        # reading dev/ when the task asks for test would silently build the wrong split
+        raise TaskConfigError(
+            f"{task.path}: key 'source.split': '{split}', but {folder} has no {split}/ folder and is not named "
+            f"{split}; point source.path at the {split} folder or change source.split (--split)"
+        )
     files = sorted(folder.glob("*.csv")) if folder.is_dir() else [folder]
     if not files:
         raise TaskConfigError(f"{task.path}: key 'source.path': no subject CSV files in {folder}")

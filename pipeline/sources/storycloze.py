@@ -3,6 +3,8 @@ snake_case columns of the hub's ``story_cloze`` / ``xstory_cloze`` datasets.
 
 Each story becomes an item: context = the four sentences, candidates = the two endings in file order, right = the
 ``AnswerRightEnding`` (1 or 2) minus one. Ids are ``<task>-<story id>``, or ``<task>-L<line>`` without a story id.
+``source.path`` is one file, or a folder whose CSV/TSV files (in name order) form one set: the original sStoryCloze
+is the spring 2016 val and test files together (3,742 stories).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from s2sbench.pipeline.sources.rows import (
     source_path,
     text_cell,
 )
-from s2sbench.pipeline.tasks import TaskConfig
+from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
 
 # The two column dialects: the original CSV (CamelCase) and the hub datasets (snake_case).
 ORIGINAL = {
@@ -40,10 +42,12 @@ HUB = {
 
 def load_storycloze(task: TaskConfig) -> Iterator[Item | DroppedRow]:
     if task.source.hub_id:
-        rows = read_hub(task.source.hub_id, task.source.split, task.source.options)
-    else:
-        rows = read_table(source_path(task, "storycloze"), task.source.options)
-    return story_items(task, rows)
+        return story_items(task, read_hub(task.source.hub_id, task.source.split, task.source.options))
+    path = source_path(task, "storycloze")
+    files = sorted(p for p in path.iterdir() if p.suffix.lower() in {".csv", ".tsv"}) if path.is_dir() else [path]
+    if not files:
+        raise TaskConfigError(f"{task.path}: key 'source.path': no .csv or .tsv files in {path}")
+    return story_items(task, (row for file in files for row in read_table(file, task.source.options)))
 
 
 def story_items(task: TaskConfig, rows: Iterable[Row]) -> Iterator[Item | DroppedRow]:

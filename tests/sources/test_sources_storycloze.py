@@ -129,3 +129,11 @@ def test_random_other_with_one_story_drops_it_with_a_reason(make_task, tmp_path)
     result = load_task_items(make_task(source={"loader": "storycloze", "path": str(path)},
                                        candidates={"construction": "random_other"}))
     assert result.items == [] and "no other story" in result.drops[0].reason
+
+
+def test_a_folder_of_csvs_is_one_set(make_task, tmp_path):
+    write_csv(tmp_path / "set" / "a_val.csv", SPRING_HEADER, [story_row(i) for i in range(3)])
+    write_csv(tmp_path / "set" / "b_test.csv", SPRING_HEADER, [story_row(i) for i in range(3, 5)])
+    items = load_items(make_task(source={"loader": "storycloze", "path": str(tmp_path / "set")}))
+    assert [item.id for item in items] == [f"t-story-{i}" for i in range(5)]
+    assert items[3].source.file.endswith("b_test.csv") and items[3].source.row == 2
