@@ -61,6 +61,33 @@ class Encoded:
     prefix_inputs: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
+def encode_text_pair(tokenizer: Any, context: str, continuation: str) -> tuple[list[int], list[int]]:
+    """Token ids of (context, continuation) exactly as lm-evaluation-harness's ``loglikelihood`` makes them.
+
+    The context's trailing spaces move to the continuation; the continuation's ids are those of
+    ``context + continuation`` after the context's ids; an empty context becomes BOS (else EOS).
+    """
+    if context == "":
+        prefix_token = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+        cont = tokenizer.encode(continuation, add_special_tokens=False)
+        if cont and cont[0] == prefix_token:
+            return cont[:1], cont[1:]
+        return [prefix_token], cont
+    n_spaces = len(context) - len(context.rstrip())
+    if n_spaces:
+        context, continuation = context[:-n_spaces], context[-n_spaces:] + continuation
+
+    def encode(text: str) -> list[int]:
+        # the tokenizer's own special-token default, unless the text already starts with BOS (as lm-eval does)
+        bos = tokenizer.bos_token
+        if bos and text.startswith(bos):
+            return tokenizer.encode(text, add_special_tokens=False)
+        return tokenizer.encode(text)
+
+    context_ids = encode(context)
+    return context_ids, encode(context + continuation)[len(context_ids):]
+
+
 def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -101,6 +128,10 @@ class CausalLMAdapter(ModelAdapter):
                 self._score_plain(encoded, results)
         return [result for result in results if result is not None]
 
+    def _prepare(self, with_audio: bool) -> None:
+        """Called before each prefix (shared path) or batch (plain path); families whose weights depend on the
+        modality (a LoRA active only with audio) switch here."""
+
     def _forward(self, **inputs: Any) -> Any:
         return self.model(**inputs, return_dict=True)
 
@@ -130,6 +161,7 @@ class CausalLMAdapter(ModelAdapter):
             groups.setdefault(item.prefix_key, []).append(index)
         for indices in groups.values():
             head = encoded[indices[0]]
+            self._prepare(bool(head.prefix_inputs))
             prefix = torch.tensor([head.prefix_ids], device=self.device)
             output = self._forward(input_ids=prefix, use_cache=True, **self._to_device(head.prefix_inputs))
             first = torch.log_softmax(output.logits[0, -1].float(), dim=-1)
@@ -169,6 +201,7 @@ class CausalLMAdapter(ModelAdapter):
             ids = torch.tensor([row + [self.pad_token_id] * (width - len(row)) for row in rows], device=self.device)
             mask = torch.tensor([[1] * len(row) + [0] * (width - len(row)) for row in rows], device=self.device)
             extra = self._to_device(encoded[batch[0]].prefix_inputs)
+            self._prepare(bool(extra))
             logprobs = torch.log_softmax(self._forward(input_ids=ids, attention_mask=mask, **extra).logits.float(), -1)
             for row, index in enumerate(batch):
                 item = encoded[index]

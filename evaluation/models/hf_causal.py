@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from s2sbench.evaluation.models.base import AdapterError, Request
-from s2sbench.evaluation.models.causal import CausalLMAdapter, Encoded
+from s2sbench.evaluation.models.causal import CausalLMAdapter, Encoded, encode_text_pair
 
 
 class HFCausalAdapter(CausalLMAdapter):
@@ -37,36 +37,12 @@ class HFCausalAdapter(CausalLMAdapter):
     def model_id(self) -> str:
         return self._model_id
 
-    @property
-    def prefix_token_id(self) -> int:
-        """The token that stands for an empty context (lm-eval: BOS, else EOS)."""
-        bos = self.tokenizer.bos_token_id
-        return bos if bos is not None else self.tokenizer.eos_token_id
-
-    def tok_encode(self, text: str) -> list[int]:
-        # Like lm-eval: the tokenizer's own special-token default, unless the text already starts with BOS.
-        bos = self.tokenizer.bos_token
-        if bos and text.startswith(bos):
-            return self.tokenizer.encode(text, add_special_tokens=False)
-        return self.tokenizer.encode(text)
-
-    def encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
-        if context == "":
-            cont = self.tokenizer.encode(continuation, add_special_tokens=False)
-            if cont and cont[0] == self.prefix_token_id:
-                return cont[:1], cont[1:]
-            return [self.prefix_token_id], cont
-        n_spaces = len(context) - len(context.rstrip())
-        if n_spaces:
-            context, continuation = context[:-n_spaces], context[-n_spaces:] + continuation
-        context_ids = self.tok_encode(context)
-        return context_ids, self.tok_encode(context + continuation)[len(context_ids):]
-
     def encode(self, request: Request) -> Encoded:
         if not isinstance(request.context, str) or not isinstance(request.continuation, str):
             raise AdapterError(f"{self.name} scores text only; group '{request.group}' has audio (use a speech "
                                "LLM adapter or the 'cascade' baseline)")
-        context_ids, cont_ids = self.encode_pair(request.context_prefix + request.context, request.continuation)
+        context_ids, cont_ids = encode_text_pair(self.tokenizer, request.context_prefix + request.context,
+                                                 request.continuation)
         total = len(context_ids) + len(cont_ids)
         if self._max_positions and total > self._max_positions:
             raise AdapterError(f"{self.name}: group '{request.group}' has {total} tokens, more than the model's "

@@ -12,4 +12,5 @@ COMMAND_MODULES = [
     "publish",
     "original",
     "report",
+    "models",
 ]

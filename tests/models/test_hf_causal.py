@@ -76,3 +76,22 @@ def test_third_party_adapter_through_entry_point(monkeypatch, tiny_gpt2_dir):
     assert "my-lm" in {info.name for info in list_adapters()}
     adapter = get_adapter("my-lm", model=str(tiny_gpt2_dir))
     assert adapter.loglikelihood(requests()[:1])[0].sum_logprob < 0
+
+
+@pytest.mark.slow
+def test_offline_smollm2_equals_lm_eval_and_prefers_the_sensible_ending():
+    """Real weights: the first call converts the packaged GGUF (about 35 s), later ones load the cached copy."""
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    from s2sbench.evaluation.models.offline import smollm2_local_dir
+
+    adapter = get_adapter("smollm2")
+    pairs = [("The cat sat on the", " mat."), ("The cat sat on the", " quantum of the ran.")]
+    ours = adapter.loglikelihood([Request(context=c, continuation=x, group="cat") for c, x in pairs])
+    reference = HFLM(pretrained=str(smollm2_local_dir()), device="cpu", batch_size=2, dtype="float32")
+    theirs = reference.loglikelihood([Instance("loglikelihood", {}, pair, i) for i, pair in enumerate(pairs)],
+                                     disable_tqdm=True)
+    for mine, (logprob, _greedy) in zip(ours, theirs):
+        assert mine.sum_logprob == pytest.approx(logprob, abs=1e-3)
+    assert ours[0].mean_nll < ours[1].mean_nll
