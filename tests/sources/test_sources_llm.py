@@ -101,3 +101,15 @@ def test_translation_through_the_server_replaces_names(smollm2_server, make_task
         assert result.drops[0].reason.startswith("llm: ")
     load_task_items(task)
     assert len(smollm2_server.requests) == before + 1
+
+
+@pytest.mark.slow
+def test_local_transformers_backend_from_settings(tmp_path):
+    from s2sbench.evaluation.models.offline import smollm2_local_dir
+    from s2sbench.pipeline.rewrite.llm import TransformersChat, make_chat
+
+    chat = make_chat({"backend": "transformers", "model": str(smollm2_local_dir()), "cache_dir": str(tmp_path)})
+    assert isinstance(chat.model, TransformersChat)
+    messages = [{"role": "user", "content": "Say hi."}]
+    reply = chat.complete(messages, max_tokens=4)
+    assert reply and chat.complete(messages, max_tokens=4) == reply and (chat.hits, chat.misses) == (1, 1)
