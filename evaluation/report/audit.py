@@ -111,7 +111,9 @@ def _sample(check: ClipCheck, item: Item | None, store: ClipStore, budget: list[
     )  # fmt: skip
 
 
-def load_build(build_dir: str | Path, store_root: str | Path | None = None, options: SampleOptions = SampleOptions()) -> BuildAudit:
+def load_build(
+    build_dir: str | Path, store_root: str | Path | None = None, options: SampleOptions = SampleOptions()
+) -> BuildAudit:
     """Read a build directory (``build_report.json``, ``verification.jsonl``, ``manifest.jsonl``, ``drops.jsonl``,
     ``items/``) and sample clips from its clip store."""
     import pandas as pd

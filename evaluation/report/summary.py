@@ -334,5 +334,6 @@ def results_markdown(results: object, normalization: str = "token") -> str:
         lines += ["", "Not scored:"]
         lines += [f"- {label}: {s['task']} {s['mode']}: {s['reason']}" for label, s in skipped]
     rules = sorted({rule for run in runs for entry in run.data["tasks"].values() for rule in entry["rules"]})
-    lines += ["", "How: " + "; ".join(f"`{rule}`: {RULE_NOTES.get(rule, rule)}" for rule in rules) + f". {DEGRADATION_NOTE}."]
+    how = "; ".join(f"`{rule}`: {RULE_NOTES.get(rule, rule)}" for rule in rules)
+    lines += ["", f"How: {how}. {DEGRADATION_NOTE}."]
     return "\n".join(lines) + "\n"

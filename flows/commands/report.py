@@ -36,10 +36,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write the summary as markdown")
     parser.add_argument("--csv", type=Path, metavar="FILE", help="also write the summary table as CSV")
     parser.add_argument("--normalization", choices=NORMALIZATIONS, default="token", help="score normalization shown")
-    parser.add_argument("--samples", type=int, default=6, metavar="N", help="kept and rejected clips embedded, each (default 6)")
+    parser.add_argument("--samples", type=int, default=6, metavar="N",
+                        help="kept and rejected clips embedded, each (default 6)")  # fmt: skip
     parser.add_argument("--store", type=Path, metavar="DIR", help="clip store the build used")
     parser.add_argument("--title", default="s2sbench report", help="report title")
-    parser.add_argument("--screenshot", type=Path, metavar="PNG", help="also render the report in headless Chromium to a PNG")
+    parser.add_argument("--screenshot", type=Path, metavar="PNG",
+                        help="also render the report in headless Chromium to a PNG")  # fmt: skip
     parser.set_defaults(handler=run)
 
 
