@@ -183,3 +183,30 @@ def gpt2_checkpoints(tmp_path_factory) -> Path:
         GPT2LMHeadModel(config).save_pretrained(root / f"ckpt_{step}")
         tokenizer.save_pretrained(root / f"ckpt_{step}")
     return root
+
+
+@pytest.fixture(scope="session")
+def tiny_moshi_dir(tmp_path_factory) -> Path:
+    """A random-weight Moshi (temporal 2 x 32, depth 1 x 16) over a tiny Mimi (8 codebooks of 64 random codes), with
+    the byte tokenizer: a real speech LLM that scores T->T, S->T and S->S."""
+    import torch
+    from transformers import MimiConfig, MoshiConfig, MoshiForConditionalGeneration
+
+    path = tmp_path_factory.mktemp("tiny-moshi")
+    tokenizer = byte_tokenizer()
+    mimi = MimiConfig(hidden_size=32, num_filters=4, codebook_size=64, codebook_dim=16, num_quantizers=8,
+                      vector_quantization_hidden_dimension=16, upsample_groups=32, num_hidden_layers=1,
+                      intermediate_size=64, num_attention_heads=2, num_key_value_heads=2, sliding_window=50)  # fmt: skip
+    config = MoshiConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                         ffn_dim=64, num_codebooks=8, max_position_embeddings=512, audio_encoder_config=mimi.to_dict(),
+                         depth_decoder_config={"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
+                                               "ffn_dim": 32, "sliding_window": 8})  # fmt: skip
+    torch.manual_seed(0)
+    model = MoshiForConditionalGeneration(config)
+    for module in model.audio_encoder.modules():
+        if hasattr(module, "embed_sum"):  # random codebooks, so different clips get different codes
+            module.embed_sum.normal_()
+            module._embed = None
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
