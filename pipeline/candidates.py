@@ -86,13 +86,22 @@ class RandomOther(CandidateBuilder):
         for index in range(len(candidates)):
             if index == item.right:
                 continue
-            eligible = [(other, text) for other, text in self.pool if other != item.id and text not in candidates]
-            if not eligible:
+            drawn = self._draw(rng, item.id, candidates)
+            if drawn is None:
                 return self.reject(item, "rewrite", {self.name: "no other story's ending to draw"}, "candidates")
-            other, candidates[index] = rng.choice(eligible)
+            other, candidates[index] = drawn
             drawn_from.append(other)
         self.handled[self.name] += 1
         return _with(item, candidates=candidates, meta={**item.meta, "wrong_from": drawn_from})
+
+    def _draw(self, rng: random.Random, item_id: str, candidates: list[str]) -> tuple[str, str] | None:
+        # a few blind draws nearly always succeed; scanning the pool is the fallback that proves none is left
+        for _ in range(32):
+            other, text = self.pool[rng.randrange(len(self.pool))]
+            if other != item_id and text not in candidates:
+                return other, text
+        eligible = [(other, text) for other, text in self.pool if other != item_id and text not in candidates]
+        return rng.choice(eligible) if eligible else None
 
 
 class ScmmluRewrite(CandidateBuilder):
