@@ -84,7 +84,8 @@ def lay_out(mode: str, context: Any, continuation: Any, *, prefix: list[int], n_
         n_context = context.shape[1]
         n_columns = codes.shape[1] + 2  # the last frame's acoustic codes land one column late
         text = [text_initial] + [MOSHI_TEXT_PAD_ID] * (n_columns - 1)
-        scored = [(n_context + 1 + f + (k > 0), k) for f in range(continuation.shape[1]) for k in range(audio_codebooks)]
+        scored = [(n_context + 1 + f + (k > 0), k)
+                  for f in range(continuation.shape[1]) for k in range(audio_codebooks)]
         return Streams(np.array(text), delay(codes, audio_initial, n_columns),
                        delay(silent, ABSENT, n_columns), scored_audio=tuple(scored))
     raise AdapterError(f"moshi does not score {mode}")

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from s2sbench.evaluation.models.base import AdapterError, Audio
+from s2sbench.pipeline.manifest import sha256_bytes
 
 ENCODER_SAMPLE_RATE_HZ = 16000
 
@@ -74,7 +75,6 @@ class UnitEncoder:
 
     def __init__(self, encoder: str | Any, kmeans: str | Path | np.ndarray, *, layer: int,
                  deduplicate_units: bool = True, device: str = "cpu", revision: str | None = None) -> None:
-        import torch
         from transformers import AutoModel
 
         if isinstance(encoder, str):
@@ -90,7 +90,6 @@ class UnitEncoder:
             raise ValueError(f"layer {layer} is out of range for {self.encoder_id} (0..{n_layers})")
         self.layer = layer
         self.deduplicate_units = deduplicate_units
-        self._torch = torch
 
     @property
     def n_units(self) -> int:
@@ -98,13 +97,16 @@ class UnitEncoder:
 
     def features(self, audio: Audio) -> np.ndarray:
         """Hidden states of ``self.layer`` for one clip (frames x dim)."""
+        import torch
+
         if audio.sample_rate_hz != ENCODER_SAMPLE_RATE_HZ:
-            raise AdapterError(f"the unit encoder takes {ENCODER_SAMPLE_RATE_HZ} Hz audio, got {audio.sample_rate_hz} Hz")
+            raise AdapterError(f"the unit encoder takes {ENCODER_SAMPLE_RATE_HZ} Hz audio, "
+                               f"got {audio.sample_rate_hz} Hz")
         samples = np.ascontiguousarray(audio.samples, dtype=np.float32)
         # HuBERT and WavLM were trained on zero-mean unit-variance waveforms (their feature extractors' default)
         samples = (samples - samples.mean()) / np.sqrt(samples.var() + 1e-7)
-        with self._torch.inference_mode():
-            inputs = self._torch.from_numpy(samples)[None].to(self.device)
+        with torch.inference_mode():
+            inputs = torch.from_numpy(samples)[None].to(self.device)
             hidden = self.model(inputs, output_hidden_states=True).hidden_states[self.layer]
         return hidden[0].float().cpu().numpy()
 
@@ -114,7 +116,6 @@ class UnitEncoder:
 
     @property
     def fingerprint(self) -> str:
-        from s2sbench.pipeline.manifest import sha256_bytes
-
         centroids = sha256_bytes(np.ascontiguousarray(self.centroids).tobytes())[:12]
-        return f"{self.encoder_id} L{self.layer} km{self.n_units}:{centroids}{' dedup' if self.deduplicate_units else ''}"
+        dedup = " dedup" if self.deduplicate_units else ""
+        return f"{self.encoder_id} L{self.layer} km{self.n_units}:{centroids}{dedup}"

@@ -96,14 +96,22 @@ def test_speech_to_text_scores_the_text_continuation_after_the_user_audio(adapte
     assert adapter.loglikelihood(other)[0].sum_logprob != pytest.approx(results[0].sum_logprob, abs=1e-6)
 
 
-def test_speech_to_speech_scores_the_continuation_mimi_codes(adapter, tiny_moshi_dir):
+def test_speech_to_speech_scores_the_continuation_mimi_codes(adapter):
     requests = build_requests(_item(), Templates(), "S->S")
     frames = [adapter.mimi_codes(request.continuation).shape[1] for request in requests]
     assert frames == [10, 7]  # 12.5 frames a second
     semantic = adapter.loglikelihood(requests)
     assert [r.n_tokens for r in semantic] == frames
-    all_codebooks = get_adapter("moshi", model=str(tiny_moshi_dir), device="cpu", audio_codebooks=8)
-    results = all_codebooks.loglikelihood(requests)
+    adapter.audio_codebooks = 8
+    try:
+        results = adapter.loglikelihood(requests)
+    finally:
+        adapter.audio_codebooks = 1
     assert [r.n_tokens for r in results] == [8 * n for n in frames]
     for one, eight in zip(semantic, results):  # cells are (frame, codebook) in order: codebook 0 comes first
         assert np.allclose(one.per_token, eight.per_token[0::8], atol=1e-5)
+
+
+def test_codebooks_out_of_range_are_refused(tiny_moshi_dir):
+    with pytest.raises(ValueError, match="audio_codebooks must be 1..8"):
+        get_adapter("moshi", model=str(tiny_moshi_dir), device="cpu", audio_codebooks=9)
