@@ -141,6 +141,15 @@ class CausalLMAdapter(ModelAdapter):
         remote code keep the old name."""
         return "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
 
+    def _keep_logits(self, positions: int) -> dict[str, int]:
+        """``logits_to_keep`` where the model takes it: the last positions' logits only, which spares a
+        (tokens x vocabulary) tensor for long prefixes."""
+        return {"logits_to_keep": positions} if self._takes_logits_to_keep else {}
+
+    @functools.cached_property
+    def _takes_logits_to_keep(self) -> bool:
+        return "logits_to_keep" in inspect.signature(self.model.forward).parameters
+
     def _to_device(self, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
 
@@ -163,7 +172,8 @@ class CausalLMAdapter(ModelAdapter):
             head = encoded[indices[0]]
             self._prepare(bool(head.prefix_inputs))
             prefix = torch.tensor([head.prefix_ids], device=self.device)
-            output = self._forward(input_ids=prefix, use_cache=True, **self._to_device(head.prefix_inputs))
+            output = self._forward(input_ids=prefix, use_cache=True, **self._keep_logits(1),
+                                   **self._to_device(head.prefix_inputs))
             first = torch.log_softmax(output.logits[0, -1].float(), dim=-1)
             cache = getattr(output, self._cache_name)
             chunks = list(_chunks(indices, self.batch_size))
@@ -202,11 +212,15 @@ class CausalLMAdapter(ModelAdapter):
             mask = torch.tensor([[1] * len(row) + [0] * (width - len(row)) for row in rows], device=self.device)
             extra = self._to_device(encoded[batch[0]].prefix_inputs)
             self._prepare(bool(extra))
-            logprobs = torch.log_softmax(self._forward(input_ids=ids, attention_mask=mask, **extra).logits.float(), -1)
+            # only positions from the earliest continuation on are scored: long (audio) prefixes need no logits
+            kept = width - min(len(encoded[i].prefix_ids) - 1 for i in batch)
+            options = self._keep_logits(kept)
+            logits = self._forward(input_ids=ids, attention_mask=mask, **options, **extra).logits
+            offset = width - logits.shape[1]  # 0 when the model ignores logits_to_keep
             for row, index in enumerate(batch):
                 item = encoded[index]
-                start = len(item.prefix_ids) - 1
+                start = len(item.prefix_ids) - 1 - offset
                 targets = torch.tensor(item.continuation_ids, device=self.device)
-                span = logprobs[row, start : start + len(targets)]
+                span = torch.log_softmax(logits[row, start : start + len(targets)].float(), dim=-1)
                 per_token = span.gather(-1, targets[:, None])[:, 0].tolist()
                 results[index] = LogLikelihood(sum(per_token), len(per_token), tuple(per_token))

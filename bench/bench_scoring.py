@@ -1,0 +1,150 @@
+"""Scoring speed: items per second of the fast path versus a reference-style loop, in one run on one model.
+
+The reference loop is what the original S2SBench code does: one forward pass per (context, candidate), batch size 1,
+the context re-encoded for every candidate (``shared_prefix=False, batch_size=1``). The fast path encodes each
+item's context once and scores its candidates as one batch on the shared KV cache. A third row batches full
+sequences by length without prefix sharing, to show which part of the gain comes from where.
+
+    python bench/bench_scoring.py                       # offline SmolLM2-135M, T->T, demo stories, CPU
+    python bench/bench_scoring.py --model hf-causal --model-option model=Qwen/Qwen2.5-0.5B --device cuda
+    python bench/bench_scoring.py --write-readme        # also rewrite the "Scoring" section of bench/README.md
+
+2-candidate items are the demo stories (right and wrong ending); 4-candidate items add the two endings of the next
+story as extra wrong candidates, as in sCMMLU's one right and three wrong statements.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from s2sbench.evaluation.models import Request, get_adapter
+
+DEMO = Path(__file__).resolve().parents[1] / "data" / "demo" / "stories_en.jsonl"
+README = Path(__file__).resolve().parent / "README.md"
+START, END = "<!-- scoring:start -->", "<!-- scoring:end -->"
+
+
+def load_items(path: Path, n_candidates: int) -> list[tuple[str, list[str]]]:
+    stories = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    items = []
+    for index, story in enumerate(stories):
+        candidates = list(story["candidates"])
+        if n_candidates == 4:
+            candidates += stories[(index + 1) % len(stories)]["candidates"]
+        items.append((story["context"], candidates[:n_candidates]))
+    return items
+
+
+def requests_of(items: list[tuple[str, list[str]]]) -> list[Request]:
+    return [Request(context=context, continuation=" " + ending, group=f"item{i}")
+            for i, (context, candidates) in enumerate(items) for ending in candidates]
+
+
+def time_once(adapter, requests: list[Request]) -> tuple[float, list[float]]:
+    start = time.perf_counter()
+    results = adapter.loglikelihood(requests)
+    return time.perf_counter() - start, [r.sum_logprob for r in results]
+
+
+def run(model: str, options: dict[str, str], device: str | None, repeats: int) -> dict:
+    adapter = get_adapter(model, device=device, **options)
+    variants = {
+        "reference loop (batch 1, context re-encoded)": {"shared_prefix": False, "batch_size": 1},
+        "batched by length, no prefix sharing": {"shared_prefix": False, "batch_size": 8},
+        "shared prefix (context once, candidates batched)": {"shared_prefix": True, "batch_size": 8},
+    }
+    report = {"model": adapter.model_id, "device": adapter.device, "dtype": str(adapter.dtype).replace("torch.", ""),
+              "machine": f"{platform.processor() or platform.machine()}, {_threads()} torch threads",
+              "repeats": repeats, "tasks": {}}
+    for n_candidates in (2, 4):
+        items = load_items(DEMO, n_candidates)
+        requests = requests_of(items)
+        adapter.shared_prefix, adapter.batch_size = True, 8
+        adapter.loglikelihood(requests[:n_candidates])  # warm-up: first-call allocations are not scoring speed
+        seconds: dict[str, list[float]] = {name: [] for name in variants}
+        scores: dict[str, list[float]] = {}
+        for _ in range(repeats):  # interleaved, so load from other processes hits every variant alike
+            for name, settings in variants.items():
+                adapter.shared_prefix, adapter.batch_size = settings["shared_prefix"], settings["batch_size"]
+                elapsed, scores[name] = time_once(adapter, requests)
+                seconds[name].append(elapsed)
+                print(f"{n_candidates} candidates, {name}: {elapsed:.1f} s", file=sys.stderr, flush=True)
+        reference = next(iter(variants))
+        rows = {}
+        for name in variants:
+            median_s = statistics.median(seconds[name])
+            rows[name] = {"items_per_s": len(items) / median_s, "median_s": median_s,
+                          "max_abs_diff_vs_reference": max(abs(a - b) for a, b in zip(scores[name], scores[reference]))}
+        for name in variants:
+            rows[name]["speedup"] = rows[name]["items_per_s"] / rows[reference]["items_per_s"]
+        report["tasks"][f"{n_candidates} candidates"] = {"items": len(items), "requests": len(requests), "rows": rows}
+    return report
+
+
+def _threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def markdown(report: dict) -> str:
+    lines = [START, "## Scoring", "",
+             f"`python bench/bench_scoring.py --write-readme` on {report['model']}, {report['device']} "
+             f"{report['dtype']} ({report['machine']}), T->T on the demo stories, median of {report['repeats']} "
+             "interleaved runs. Speed-up is items per second relative to the reference loop of the same run; "
+             "`max |diff|` is the largest difference of a sum log-probability from the reference loop's.", ""]
+    for task, result in report["tasks"].items():
+        lines += [f"**{task}** ({result['items']} items, {result['requests']} requests)", "",
+                  "| path | items/s | speed-up | max abs diff |", "|---|---|---|---|"]
+        for name, row in result["rows"].items():
+            lines.append(f"| {name} | {row['items_per_s']:.2f} | {row['speedup']:.2f}x | "
+                         f"{row['max_abs_diff_vs_reference']:.1e} |")
+        lines.append("")
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def write_readme(section: str) -> None:
+    from s2sbench.pipeline.manifest import atomic_write_text
+
+    text = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n"
+    if START in text and END in text:
+        text = text[: text.index(START)] + section + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    atomic_write_text(README, text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="smollm2", help="adapter name (default: the offline SmolLM2)")
+    parser.add_argument("--model-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="option passed to the adapter, e.g. model=HuggingFaceTB/SmolLM2-135M-Instruct")
+    parser.add_argument("--device", default=None, help="cpu, cuda (default: CUDA when available)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--write-readme", action="store_true", help="rewrite the Scoring section of bench/README.md")
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    args = parser.parse_args()
+    options = dict(option.split("=", 1) for option in args.model_option)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    report = run(args.model, options, args.device, args.repeats)
+    section = markdown(report)
+    print(section)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    if args.write_readme:
+        write_readme(section)
+
+
+if __name__ == "__main__":
+    main()
