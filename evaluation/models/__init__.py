@@ -68,7 +68,7 @@ _BUILTIN = [
     AdapterInfo("glm-4-voice", _M + "glm4_voice:glm4_voice", ("T->T", "S->T", "S->S", "T->S"), "en, zh",
                 ("THUDM/glm-4-voice-9b", "speech_tokenizer=THUDM/glm-4-voice-tokenizer", "repo=<GLM-4-Voice checkout>"),
                 UNVERIFIED, "remote code (trust_remote_code=True); speech as <|audio_N|> tokens of the LM's vocabulary"),
-    AdapterInfo("baichuan-audio", _M + "baichuan_audio:baichuan_audio", ("T->T", "S->T"), "en, zh",
+    AdapterInfo("baichuan-audio", _M + "baichuan_audio:BaichuanAudioAdapter", ("T->T", "S->T"), "en, zh",
                 ("baichuan-inc/Baichuan-Audio-Base", "baichuan-inc/Baichuan-Audio-Instruct"), UNVERIFIED,
                 "remote code (trust_remote_code=True); the audio enters through the model's bound processor"),
     AdapterInfo("spirit-lm", _M + "spirit_lm:spirit_lm", ("T->T", "S->T", "S->S", "T->S"), "en",
