@@ -152,6 +152,7 @@ class _Evaluation:
         self.tasks: dict[str, _TaskRun] = {}
         self.skipped: list[Skipped] = []
         self.n_scored = self.n_cached = 0
+        self.rows_seen: dict[tuple[str, str, str], str] = {}  # (task, item, voice) -> where it was read
 
     def _task(self, name: str, language: str, has_candidate_audio: bool) -> _TaskRun:
         """The run of a task, set up from its first row: which of the modes asked for it can score."""
@@ -227,6 +228,9 @@ class _Evaluation:
             label, candidates = row["label"], row["candidates"]
             if not isinstance(label, int) or not 0 <= label < len(candidates):
                 raise DatasetError(f"{where}: field 'label': {label!r} is not an index into {len(candidates)} candidates")
+            first = self.rows_seen.setdefault((row["task"], row["item_id"], row["voice"]), where)
+            if first != where:
+                raise DatasetError(f"{where}: item '{row['item_id']}' with voice '{row['voice']}' repeats {first}")
             run = self._task(row["task"], row["language"], bool(row.get("candidate_audio")))
             for mode in run.modes:
                 voice = row["voice"] if (context_is_speech(mode) or continuation_is_speech(mode)) else ""

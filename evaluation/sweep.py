@@ -2,7 +2,7 @@
 
 This is the use the S2SBench paper made of the benchmark: accuracy per mode (with its interval) and the mean loss
 of the right and the wrong candidates, plotted against the training step. Every checkpoint is evaluated by
-:func:`~s2sbench.evaluation.run.evaluate` into ``<out>/checkpoints/<name>/``, all sharing one score cache keyed by
+:func:`~s2sbench.evaluation.run.evaluate` into ``<out>/checkpoints/<name>/`` with its score cache there, keyed by
 the checkpoint's revision (its path and a fingerprint of its files), so a rerun scores nothing new.
 """
 
@@ -155,15 +155,14 @@ def sweep(
 ) -> Trajectory:
     """Evaluate every checkpoint (``make_adapter(path)`` loads one) and write ``trajectory.csv`` and the plots."""
     out_dir = Path(out_dir)
-    cache = Path(options.cache_path or out_dir / "score_cache.jsonl")
     rows: list[dict] = []
     folders = []
     n_scored = n_cached = 0
     for checkpoint in checkpoints:
         folder = out_dir / "checkpoints" / checkpoint.path.name
-        run_options = replace(
-            options, cache_path=cache, revision=checkpoint_revision(checkpoint.path), step=checkpoint.step
-        )
+        # one cache per checkpoint (unless the caller names a shared one): a long sweep never reloads every
+        # checkpoint's scores, and the key's revision keeps a rewritten checkpoint from reusing old ones
+        run_options = replace(options, revision=checkpoint_revision(checkpoint.path), step=checkpoint.step)
         results = evaluate(build_dir, make_adapter(checkpoint.path), modes, folder, run_options)
         rows.extend(_trajectory_rows(checkpoint, results.data))
         folders.append(folder)

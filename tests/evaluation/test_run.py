@@ -141,6 +141,12 @@ def test_bad_builds_name_the_problem(tmp_path, options):
         evaluate(tmp_path, ToyAdapter(), ("T->T",), tmp_path / "out", options)
     with pytest.raises(ValueError, match="unknown mode 'S2S'"):
         evaluate(tmp_path, ToyAdapter(), ("S2S",), tmp_path / "out", options)
+    row = {"item_id": "a", "task": "demo-stories-en", "language": "en", "context": "c.", "candidates": ["x", "y"],
+           "label": 0, "voice": "v"}  # fmt: skip
+    table = {key: [value, value] for key, value in row.items()}
+    datasets.DatasetDict({"s": datasets.Dataset.from_dict(table)}).save_to_disk(str(tmp_path / "dup" / "dataset"))
+    with pytest.raises(DatasetError, match=r"split 's' row 1: item 'a' with voice 'v' repeats .* row 0"):
+        evaluate(tmp_path / "dup", ToyAdapter(), ("T->T",), tmp_path / "out", options)
 
 
 def test_score_cache_appends_batches_once(tmp_path):

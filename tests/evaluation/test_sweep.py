@@ -76,9 +76,9 @@ def test_eval_command_single_model_and_sweep(build_dir, gpt2_checkpoints, tmp_pa
     assert "| demo-stories-en | T->T | pairwise_strict |" in capsys.readouterr().out
 
     sweep_out = tmp_path / "sweep"
-    glob = str(gpt2_checkpoints / "ckpt_*")
+    glob = str(gpt2_checkpoints / "ckpt_[12]*")
     assert main([*common, "--model-glob", glob, "--step-pattern", r"ckpt_(\d+)", "--out", str(sweep_out)]) == 0
-    assert "3 checkpoints (steps 100, 200, 300)" in capsys.readouterr().out
+    assert "2 checkpoints (steps 100, 200)" in capsys.readouterr().out
     assert (sweep_out / "trajectory.csv").exists() and (sweep_out / "plots" / "mc-zh.png").exists()
     assert main([*common, "--model-arg", "oops", "--out", str(sweep_out)]) == 2
     assert "expected KEY=VALUE" in capsys.readouterr().err
