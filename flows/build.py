@@ -56,6 +56,7 @@ def build_flow(
     out = Path(out_dir)
     store = Path(store_root) if store_root else None
     configs = [load_task(name) for name in tasks]
+    synthesized = 0
     for config in configs:
         items = load_items_task(config, out, limit)
         shards = shard_items(items, shard_size)
@@ -63,10 +64,11 @@ def build_flow(
         futures = [speak_shard_task.submit(config, shard, index, out, store, seed) for index, shard in enumerate(shards)]
         for future in futures:
             summary = future.result()
+            synthesized += summary.synthesized
             logger.info(
                 "task %s shard %d: %d kept, %d dropped, %d synthesized",
                 summary.task, summary.shard, summary.rows, summary.dropped, summary.synthesized,
             )
     report = assemble_task(configs, out, shard_size, store)
     create_markdown_artifact(markdown=report_markdown(report), key="build-report", description="s2sbench build report")
-    return report
+    return {**report, "this_run": {"clips_synthesized": synthesized}}

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shutil
@@ -59,10 +60,11 @@ def dataset_row(row: BuildRow, store) -> dict:
     }
 
 
-def build_dataset(rows_by_task: dict[str, list[BuildRow]], store):
+def dataset_features():
+    """The columns of every s2sbench dataset split (a build, an import of the original layout, a Hub config)."""
     import datasets
 
-    features = datasets.Features(
+    return datasets.Features(
         {
             "id": datasets.Value("string"),
             "item_id": datasets.Value("string"),
@@ -82,11 +84,22 @@ def build_dataset(rows_by_task: dict[str, list[BuildRow]], store):
             "source_row": datasets.Value("int64"),
         }
     )
+
+
+def split_name(task: str) -> str:
+    """The dataset split of a task (split names cannot hold '-')."""
+    return task.replace("-", "_")
+
+
+def build_dataset(rows_by_task: dict[str, list[BuildRow]], store):
+    import datasets
+
+    features = dataset_features()
     splits = {}
     for task, rows in rows_by_task.items():
         table = [dataset_row(row, store) for row in rows]
         columns = {name: [entry[name] for entry in table] for name in features}
-        splits[task.replace("-", "_")] = datasets.Dataset.from_dict(columns, features=features)
+        splits[split_name(task)] = datasets.Dataset.from_dict(columns, features=features)
     return datasets.DatasetDict(splits)
 
 
@@ -111,6 +124,7 @@ def _package_version(name: str) -> str:
 def assemble_build(out_dir: Path, tasks: list[TaskConfig], shard_size: int, store_root: Path | None = None) -> dict:
     """Merge the shards of every task, save the dataset and write the build report; returns the report."""
     from s2sbench.pipeline.audio import ClipStore
+    from s2sbench.pipeline.tts.voices import get_voice
     from s2sbench.pipeline.verify import summarize_checks
 
     out_dir = Path(out_dir)
@@ -124,6 +138,7 @@ def assemble_build(out_dir: Path, tasks: list[TaskConfig], shard_size: int, stor
         items = read_records(items_path(out_dir, task), Item)
         items_by_id.update((item.id, item) for item in items)
         load_drops = read_records(items_path(out_dir, task).with_suffix(".drops.jsonl"), Drop)
+        load_report = json.loads(items_path(out_dir, task).with_suffix(".report.json").read_text(encoding="utf-8"))
         folders = _shard_dirs(out_dir, task, len(items), shard_size)
         rows = _read_shards(folders, "rows.jsonl", BuildRow)
         drops = _read_shards(folders, "drops.jsonl", Drop)
@@ -139,6 +154,8 @@ def assemble_build(out_dir: Path, tasks: list[TaskConfig], shard_size: int, stor
                 f"task {task.name}: {len(rows)} kept + {len(drops)} dropped != {pairs_in} item x voice pairs in"
             )
         per_task[task.name] = {
+            "config": task.model_dump(mode="json"),
+            "items": load_report,
             "version": task.version,
             "language": task.language,
             "voices": task.voices,
@@ -169,6 +186,12 @@ def assemble_build(out_dir: Path, tasks: list[TaskConfig], shard_size: int, stor
             "clips_rejected": sum(1 for check in all_checks if check.status == "rejected"),
         },
         "verification": summarize_checks(all_checks, items_by_id),
+        "voices": {voice_id: get_voice(voice_id).model_dump(mode="json") for voice_id in sorted({v for t in tasks for v in t.voices})},
+        "normalization": {
+            "before_tts": "s2sbench.pipeline.normalize.normalize_for_tts (numbers, dates, currency, abbreviations, symbols)",
+            "before_scoring": "s2sbench.pipeline.verify.error_rate (Whisper English normalizer; CER for zh/ja)",
+            "languages": sorted({t.language for t in tasks}),
+        },
         "engines": sorted({f"{clip.engine} {clip.model_version}" for row in every_row for clip in row.clips.values()}),
         "asr_models": sorted({check.asr_model for check in all_checks}),
         "software": {

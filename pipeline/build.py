@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from s2sbench.pipeline.manifest import ResumableJsonlWriter, atomic_write_text, read_records, write_records
+from s2sbench.pipeline.manifest import ResumableJsonlWriter, atomic_write_text, read_records, write_json, write_records
 from s2sbench.pipeline.records import BuildRow, ClipCheck, Drop, Item
 from s2sbench.pipeline.tasks import TaskConfig
 
@@ -50,6 +50,7 @@ def prepare_items(task: TaskConfig, out_dir: Path, limit: int | None = None) -> 
     path = items_path(out_dir, task)
     write_records(path, result.items)
     write_records(path.with_suffix(".drops.jsonl"), result.drops)
+    write_json(path.with_suffix(".report.json"), result.report())
     return result.items
 
 

@@ -21,10 +21,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from s2sbench.pipeline.assemble import SAMPLE_RATE_HZ, dataset_features, split_name
 from s2sbench.pipeline.manifest import atomic_write_bytes, atomic_write_text, write_json, write_records
 from s2sbench.pipeline.records import BuildRow, Item, Source
 
-SAMPLE_RATE_HZ = 16000
+
 LETTERS = "ABCD"
 SIDECAR = "s2sbench_export.json"
 EVAL_CONFIG = "eval_s2t.yaml"
@@ -240,19 +241,10 @@ def import_original(sets: list[OriginalSet], out_dir: str | Path) -> dict[str, i
             "context_transcript": "", "context_error_rate": None, "context_metric": "none",
             "verification_status": "unverified", "source_file": item.source.file, "source_row": item.source.row,
         } for item, wav in pairs)
-    features = datasets.Features({
-        "id": datasets.Value("string"), "item_id": datasets.Value("string"), "task": datasets.Value("string"),
-        "language": datasets.Value("string"), "context": datasets.Value("string"),
-        "candidates": datasets.List(datasets.Value("string")), "label": datasets.Value("int32"), "voice": datasets.Value("string"),
-        "context_audio": datasets.Audio(sampling_rate=SAMPLE_RATE_HZ),
-        "candidate_audio": datasets.List(datasets.Audio(sampling_rate=SAMPLE_RATE_HZ)),
-        "context_transcript": datasets.Value("string"), "context_error_rate": datasets.Value("float64"),
-        "context_metric": datasets.Value("string"), "verification_status": datasets.Value("string"),
-        "source_file": datasets.Value("string"), "source_row": datasets.Value("int64"),
-    })
+    features = dataset_features()
     for task, task_items in items.items():
         write_records(out_dir / "items" / f"{task}.jsonl", task_items.values())
-    splits = {task.replace("-", "_"): datasets.Dataset.from_list(rows, features=features) for task, rows in by_task.items()}
+    splits = {split_name(task): datasets.Dataset.from_list(rows, features=features) for task, rows in by_task.items()}
     datasets.DatasetDict(splits).save_to_disk(str(out_dir / "dataset"))
     write_json(out_dir / "build_report.json", {
         "imported_from": sorted({str(spec.jsonl) for spec in sets}),

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from s2sbench.pipeline.assemble import dataset_features, split_name
 from s2sbench.evaluation.models.base import Audio, LogLikelihood, ModelAdapter, Request
 from s2sbench.pipeline.manifest import stable_hash, write_json, write_records
 from s2sbench.pipeline.records import Item, Source
@@ -79,16 +80,7 @@ def make_build(out: Path) -> Path:
     """A build directory: items/, a DatasetDict with one split per task, build_report.json."""
     import datasets
 
-    features = datasets.Features({
-        "id": datasets.Value("string"), "item_id": datasets.Value("string"), "task": datasets.Value("string"),
-        "language": datasets.Value("string"), "context": datasets.Value("string"),
-        "candidates": datasets.List(datasets.Value("string")), "label": datasets.Value("int64"),
-        "voice": datasets.Value("string"), "context_audio": datasets.Audio(sampling_rate=SAMPLE_RATE_HZ),
-        "candidate_audio": datasets.List(datasets.Audio(sampling_rate=SAMPLE_RATE_HZ)),
-        "context_transcript": datasets.Value("string"), "context_error_rate": datasets.Value("float64"),
-        "context_metric": datasets.Value("string"), "verification_status": datasets.Value("string"),
-        "source_file": datasets.Value("string"), "source_row": datasets.Value("int64"),
-    })  # fmt: skip
+    features = dataset_features()
     splits = {}
     for task, language, raw, voices, speak in [
         ("demo-stories-en", "en", STORIES, STORY_VOICES, True),
@@ -96,7 +88,7 @@ def make_build(out: Path) -> Path:
     ]:
         rows = _rows(task, language, raw, voices, speak, out)
         table = {name: [row[name] for row in rows] for name in features}
-        splits[task.replace("-", "_")] = datasets.Dataset.from_dict(table, features=features)
+        splits[split_name(task)] = datasets.Dataset.from_dict(table, features=features)
     datasets.DatasetDict(splits).save_to_disk(str(out / "dataset"))
     write_json(out / "build_report.json", {"tasks": {"demo-stories-en": {"version": 1}, "mc-zh": {"version": 2}}})
     return out

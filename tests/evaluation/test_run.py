@@ -4,8 +4,8 @@ import json
 from dataclasses import replace
 
 import pytest
-from conftest import STORIES, ToyAdapter
-from test_scoring import reference_cmmlu_accuracy, reference_story_accuracy
+from .conftest import STORIES, ToyAdapter
+from .test_scoring import reference_cmmlu_accuracy, reference_story_accuracy
 
 from s2sbench.evaluation.models.base import AdapterError
 from s2sbench.evaluation.run import DatasetError, EvalOptions, evaluate, results_table
@@ -150,7 +150,7 @@ def test_bad_builds_name_the_problem(tmp_path, options):
 
 
 def test_score_cache_appends_batches_once(tmp_path):
-    from test_scoring import generated_scores
+    from .test_scoring import generated_scores
 
     from s2sbench.evaluation.run import ScoreCache
 

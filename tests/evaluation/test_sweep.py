@@ -61,7 +61,7 @@ def test_sweep_writes_trajectory_and_plots_and_reruns_from_cache(build_dir, gpt2
 
 def test_eval_command_single_model_and_sweep(build_dir, gpt2_checkpoints, tmp_path, capsys):
     task_file = tmp_path / "mc-zh.yaml"
-    from conftest import CHOICE_TASK
+    from .conftest import CHOICE_TASK
 
     import yaml
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tiny_models import speak_en, train_tokenizer
+from .tiny_models import speak_en, train_tokenizer
 
 
 @pytest.fixture(scope="session")

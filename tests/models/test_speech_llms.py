@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import tiny_models
+from . import tiny_models
 
 from s2sbench.evaluation.models import AdapterError, Audio, Request, get_adapter
 

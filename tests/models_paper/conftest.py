@@ -42,7 +42,7 @@ def tiny_moshi_dir(tmp_path_factory) -> Path:
     """A random-weight Moshi (temporal 2 layers x 32, depth 1 layer x 16) over a tiny Mimi (8 codebooks of 64 codes,
     random centroids so clips get varied codes), saved with the character tokenizer."""
     import torch
-    from paper_helpers import char_tokenizer
+    from .paper_helpers import char_tokenizer
     from transformers import MimiConfig, MoshiConfig, MoshiForConditionalGeneration
 
     path = tmp_path_factory.mktemp("tiny-moshi")
@@ -70,7 +70,7 @@ def tiny_unit_encoder(tiny_hubert_dir):
     """The tiny HuBERT with 20 k-means units fitted on its layer-2 features of a few clips: a real small speech
     tokenizer standing in for a family's own (GLM-4-Voice's VQ-Whisper, Spirit LM's HuBERT)."""
     import numpy as np
-    from paper_helpers import clip
+    from .paper_helpers import clip
 
     from s2sbench.evaluation.models.units import UnitEncoder, fit_kmeans
 

@@ -1,5 +1,5 @@
 """Baichuan-Audio through its published loading path, offline: a tiny checkpoint whose modelling code sits next to its
-config (``tiny_baichuan_remote.py``: a small Llama with Baichuan-Audio's ``bind_processor``/processor interface) is
+config (``tiny_remote.py``: a small Llama with Baichuan-Audio's ``bind_processor``/processor interface) is
 loaded by ``AutoModelForCausalLM`` with ``trust_remote_code=True``, so the gate, the binding, the audio message, the
 written clip and the continuation-only scores all run for real."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from paper_helpers import char_tokenizer, clip, tiny_llama
+from .paper_helpers import char_tokenizer, clip, tiny_llama
 
 from s2sbench.evaluation.models import get_adapter
 from s2sbench.evaluation.protocol import EvalItem, build_requests
@@ -33,10 +33,10 @@ def checkpoint(tmp_path_factory) -> Path:
     model.config.pad_token_id = tokenizer.pad_token_id
     model.config.audio_config = {"audio_start_token_id": tokenizer.convert_tokens_to_ids(START),
                                  "audio_end_token_id": tokenizer.convert_tokens_to_ids(END)}
-    model.config.auto_map = {"AutoModelForCausalLM": "tiny_baichuan_remote.TinyAudioLM"}
+    model.config.auto_map = {"AutoModelForCausalLM": "tiny_remote.TinyAudioLM"}
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
-    shutil.copy(Path(__file__).with_name("tiny_baichuan_remote.py"), path)
+    shutil.copy(Path(__file__).with_name("tiny_remote.py"), path)
     return path
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from paper_helpers import char_tokenizer, clip, fbank_projector
+from .paper_helpers import char_tokenizer, clip, fbank_projector
 
 from s2sbench.evaluation.models.freeze_omni import CHAT_PREFIX, FreezeOmniAdapter, freeze_omni
 from s2sbench.evaluation.models.unit_lm import RemoteCodeRefused
@@ -75,3 +75,74 @@ def test_loading_needs_the_remote_code_flag(tmp_path):
         freeze_omni(tmp_path, llm=tmp_path, repo=tmp_path)
     with pytest.raises(FileNotFoundError, match="not a Freeze-Omni checkout"):
         freeze_omni(tmp_path, llm=tmp_path, repo=tmp_path, trust_remote_code=True)
+
+
+# Stands for the Freeze-Omni repository's code: the pipeline builds an object with the published attribute names
+# (encoder.infer with its block buffer, adpter with its cache, llm_decoder, tokenizer) over a tiny Qwen2, and the
+# chunk processor hands out 16 fbank frames per 160 ms of audio.
+FAKE_REPO = {
+    "bin/inference.py": '''
+import torch
+import torchaudio.compliance.kaldi as kaldi
+
+
+class audioEncoderProcessor:
+    def get_chunk_size(self):
+        return 160 * 16
+
+    def process(self, audio):
+        padded = torch.cat([audio, torch.zeros(240)])[None] * 32768
+        return kaldi.fbank(padded, dither=0, frame_length=25, frame_shift=10, num_mel_bins=80)[None]
+''',
+    "models/__init__.py": "",
+    "models/pipeline.py": '''
+from types import SimpleNamespace
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+
+class _Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = [None, SimpleNamespace(num_blocks=2)]
+        self.proj = torch.nn.Linear(80, 16)
+
+    def infer(self, speech, buffer, offset, mask, pe_index):
+        assert len(buffer) == 2
+        return self.proj(speech), buffer, None, None, pe_index + speech.shape[1]
+
+
+class _Adapter(torch.nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.proj = torch.nn.Linear(16, hidden)
+
+    def forward(self, encoder_out, mask, cache=None, return_cache=False):
+        pooled = encoder_out.reshape(1, -1, 4, 16).mean(2)  # 4x down-sampling, as the CNN adapter does
+        return self.proj(pooled) * 0.02, mask, (cache or 0) + 1
+
+
+class inferencePipeline:
+    def __init__(self, args):
+        torch.manual_seed(0)
+        llm = AutoModelForCausalLM.from_pretrained(args.llm_path)
+        self.model = SimpleNamespace(encoder=_Encoder(), adpter=_Adapter(llm.config.hidden_size), llm_decoder=llm,
+                                     tokenizer=AutoTokenizer.from_pretrained(args.llm_path))
+''',
+}
+
+
+def test_factory_feeds_the_repo_encoder_chunk_by_chunk(tmp_path, adapter):
+    for relative, text in FAKE_REPO.items():
+        (tmp_path / "repo" / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "repo" / relative).write_text(text)
+    adapter.model.save_pretrained(tmp_path / "qwen2")
+    adapter.tokenizer.save_pretrained(tmp_path / "qwen2")
+    loaded = freeze_omni(tmp_path / "ckpt", llm=tmp_path / "qwen2", repo=tmp_path / "repo", trust_remote_code=True,
+                         device="cpu", dtype="float32")
+    requests = build_requests(ITEM, TEMPLATES, "S->T")
+    embeds = loaded.embed_audio(ITEM.context_audio)
+    assert embeds.shape == (8 * 4, 32)  # 1.2 s -> 8 chunks of 160 ms, 16 fbank frames each, pooled by 4
+    results = loaded.loglikelihood(requests)
+    assert [r.n_tokens for r in results] == [len("他们"), len("音乐会")]

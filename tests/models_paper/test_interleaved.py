@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from paper_helpers import char_tokenizer, clip, tiny_llama
+from .paper_helpers import char_tokenizer, clip, tiny_llama
 
 from s2sbench.evaluation.models.glm4_voice import GLM4VoiceAdapter, audio_markup, glm4_voice
 from s2sbench.evaluation.models.spirit_lm import SpiritLMAdapter, spirit_lm
@@ -98,3 +98,70 @@ def test_remote_code_and_missing_packages_are_refused_before_any_download(monkey
     monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None)
     with pytest.raises(ModuleNotFoundError, match="facebookresearch/spiritlm"):
         spirit_lm()
+
+
+FAKE_GLM_REPO = {
+    "speech_tokenizer/__init__.py": "",
+    # stands for GLM-4-Voice's WhisperVQEncoder: nearest of 20 codes of 8-frame mel averages (12.5 a second)
+    "speech_tokenizer/modeling_whisper.py": '''
+import os
+
+import numpy as np
+
+
+class WhisperVQEncoder:
+    def __init__(self, codebook):
+        self.codebook = codebook
+
+    @classmethod
+    def from_pretrained(cls, path):
+        return cls(np.load(os.path.join(path, "codebook.npy")))
+
+    def eval(self):
+        return self
+
+    def to(self, device):
+        return self
+''',
+    "speech_tokenizer/utils.py": '''
+def extract_speech_token(model, feature_extractor, utts):
+    tokens = []
+    for audio, sample_rate in utts:
+        mel = feature_extractor(audio[0].numpy(), sampling_rate=sample_rate, return_tensors="np").input_features[0]
+        n = audio.shape[-1] * 25 // (2 * sample_rate)
+        frames = mel[:, : n * 8].T.reshape(n, 8, -1).mean(1)
+        tokens.append((frames @ model.codebook).argmax(1).tolist())
+    return tokens
+''',
+}
+
+
+def test_glm_factory_loads_remote_code_and_the_repo_speech_tokenizer(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from transformers import WhisperFeatureExtractor
+
+    from s2sbench.evaluation.models import get_adapter
+
+    lm_dir, tokenizer_dir, repo = tmp_path / "glm-4-voice-9b", tmp_path / "glm-4-voice-tokenizer", tmp_path / "repo"
+    tokenizer = char_tokenizer(["<|begin_of_audio|>", "<|end_of_audio|>"] + [f"<|audio_{u}|>" for u in range(N_UNITS)])
+    model = tiny_llama(len(tokenizer))
+    model.config.auto_map = {"AutoModel": "tiny_remote.TinyChatGLM"}
+    model.save_pretrained(lm_dir)
+    tokenizer.save_pretrained(lm_dir)
+    shutil.copy(Path(__file__).with_name("tiny_remote.py"), lm_dir)
+    WhisperFeatureExtractor().save_pretrained(tokenizer_dir)
+    np.save(tokenizer_dir / "codebook.npy", np.random.default_rng(0).standard_normal((80, N_UNITS)))
+    for relative, text in FAKE_GLM_REPO.items():
+        (repo / relative).parent.mkdir(parents=True, exist_ok=True)
+        (repo / relative).write_text(text)
+
+    adapter = get_adapter("glm-4-voice", model=str(lm_dir), speech_tokenizer=str(tokenizer_dir), repo=str(repo),
+                          trust_remote_code=True, device="cpu")
+    requests = build_requests(ITEM, Templates(), "S->T")
+    results = adapter.loglikelihood(requests)
+    assert [r.n_tokens for r in results] == [len("it was fun."), len("she left.")]
+    assert len(adapter.speech_ids(ITEM.context_audio)) == int(1.5 * 12.5)
+    prompt = adapter.tokenizer.decode(list(adapter.encode(requests[0]).prefix_ids))
+    assert prompt.count("<|audio_") == int(1.5 * 12.5) and prompt.endswith("<|end_of_audio|>")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from paper_helpers import clip
+from .paper_helpers import clip
 
 from s2sbench.evaluation.models import get_adapter
 from s2sbench.evaluation.models.base import AdapterError, Request

@@ -37,7 +37,8 @@ os.environ.pop("HF_DATASETS_OFFLINE", None)
 import numpy as np  # noqa: E402
 import soundfile as sf  # noqa: E402
 
-from local_hub import LocalHub  # noqa: E402
+from .local_hub import LocalHub  # noqa: E402
+from s2sbench.pipeline.assemble import dataset_features, split_name
 from s2sbench.pipeline.manifest import sha256_bytes, write_json, write_records  # noqa: E402
 from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Drop, Item, Source, clip_role  # noqa: E402
 
@@ -135,18 +136,9 @@ def make_build(out: Path, *, drop: tuple[str, str] | None = ("demo-stories-en-00
                 }
                 for name, value in values.items():
                     table[name].append(value)
-        features = datasets.Features({
-            "id": datasets.Value("string"), "item_id": datasets.Value("string"), "task": datasets.Value("string"),
-            "language": datasets.Value("string"), "context": datasets.Value("string"),
-            "candidates": datasets.List(datasets.Value("string")), "label": datasets.Value("int32"), "voice": datasets.Value("string"),
-            "context_audio": datasets.Audio(sampling_rate=SAMPLE_RATE_HZ),
-            "candidate_audio": datasets.List(datasets.Audio(sampling_rate=SAMPLE_RATE_HZ)),
-            "context_transcript": datasets.Value("string"), "context_error_rate": datasets.Value("float64"),
-            "context_metric": datasets.Value("string"), "verification_status": datasets.Value("string"),
-            "source_file": datasets.Value("string"), "source_row": datasets.Value("int64"),
-        })
+        features = dataset_features()
         # the build names splits after tasks with '-' made '_' (split names allow no '-')
-        splits[task.replace("-", "_")] = datasets.Dataset.from_dict(table, features=features)
+        splits[split_name(task)] = datasets.Dataset.from_dict(table, features=features)
     write_records(out / "clips.jsonl", clips)
     write_records(out / "verification.jsonl", checks)
     write_records(out / "manifest.jsonl", rows)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from conftest import FAKE_TOKEN
+from .conftest import FAKE_TOKEN
 
 from s2sbench.flows.cli import main
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from conftest import FAKE_TOKEN
+from .conftest import FAKE_TOKEN
 
 from s2sbench.pipeline.publish.hub import PublishError, RetryPolicy, publish_build, stage_repo, upload_repo, verify_upload
 

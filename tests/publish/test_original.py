@@ -7,7 +7,7 @@ import os
 import shutil
 
 import pytest
-from conftest import read_jsonl
+from .conftest import read_jsonl
 
 from s2sbench.pipeline.manifest import read_records
 from s2sbench.pipeline.publish.original import OriginalLayoutError, export_original, find_sets, import_original

@@ -1,23 +1,26 @@
-"""Fixtures for the report tests: a small build assembled by the real assembly stage from shard files written here
-(two tasks, three voices, kept, rejected and dropped clips in a real clip store), one evaluation of it and a
-two-checkpoint sweep, both by the real ``evaluate``/``sweep`` with a deterministic toy adapter (report_helpers)."""
+"""Fixtures for the report tests: a small build made by the real item loading and assembly stages around shard files
+written here (two tasks, three registry voices, kept, retried, rejected and dropped clips in a real clip store; no
+synthesis: the clips are tones), one evaluation of it and a two-checkpoint sweep, both by the real
+``evaluate``/``sweep`` with a deterministic toy adapter (report_helpers)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from report_helpers import CHOICES, STORIES, ToyAdapter, eval_options
+from .report_helpers import CHOICES, STORIES, ToyAdapter, eval_options
 
 from s2sbench.evaluation.run import evaluate
 from s2sbench.evaluation.sweep import Checkpoint, sweep
 from s2sbench.pipeline.assemble import assemble_build
 from s2sbench.pipeline.audio import ClipStore
-from s2sbench.pipeline.build import items_path, shard_dir
+from s2sbench.pipeline.build import prepare_items, shard_dir
 from s2sbench.pipeline.manifest import stable_hash, write_records
-from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Drop, Item, Source
+from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Drop, Item
+from s2sbench.pipeline.tasks import SourceConfig, TaskConfig
 
 SAMPLE_RATE_HZ = 16_000
 STORY_ITEMS = [
@@ -33,9 +36,9 @@ CHOICE_ITEMS = [
 ]
 # (task, item index, voice) -> error rates of the attempts; the gate passes a rate at or under the task's limit
 ATTEMPTS = {
-    ("stories-en", 0, "voice-a"): [0.4, 0.0],  # rejected once, then kept
-    ("stories-en", 2, "voice-b"): [0.5, 0.35],  # rejected twice: the item x voice is dropped
-    ("choices-zh", 1, "voice-z"): [0.6, 0.1],
+    ("stories-en", 0, "piper-en-joe"): [0.4, 0.0],  # rejected once, then kept
+    ("stories-en", 2, "espeak-en-us"): [0.5, 0.35],  # rejected twice: the item x voice is dropped
+    ("choices-zh", 1, "espeak-zh-pinyin"): [0.6, 0.1],
 }
 
 
@@ -56,11 +59,13 @@ def _check(item: Item, voice: str, attempt: int, key: str, rate: float, limit: f
 
 
 def _speak_task(out: Path, store: ClipStore, task: TaskConfig, raw: list) -> None:
-    items = [Item(id=f"{task.name}-{n:03d}", task=task.name, language=task.language, context=context,
-                  candidates=candidates, right=right, source=Source(file=f"{task.name}.jsonl", row=n))
-             for n, (context, candidates, right) in enumerate(raw, 1)]  # fmt: skip
-    write_records(items_path(out, task), items)
-    write_records(items_path(out, task).with_suffix(".drops.jsonl"), [])
+    source = out / "sources" / f"{task.name}.jsonl"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text("".join(json.dumps({"id": f"{task.name}-{n:03d}", "context": context, "candidates": candidates,
+                                          "right": right}, ensure_ascii=False) + "\n"
+                              for n, (context, candidates, right) in enumerate(raw, 1)), encoding="utf-8")  # fmt: skip
+    task = task.model_copy(update={"source": SourceConfig(loader="jsonl", path=str(source))})
+    items = prepare_items(task, out)
     rows, drops, checks = [], [], []
     for index, item in enumerate(items):
         for voice in task.voices:

@@ -11,12 +11,12 @@ from s2sbench.pipeline.tasks import TaskConfig
 
 STORIES = TaskConfig(
     name="stories-en", language="en", source={"loader": "jsonl", "path": "unused.jsonl"},
-    voices=["voice-a", "voice-b"], gate={"metric": "wer", "max_error_rate": 0.15},
+    voices=["piper-en-joe", "espeak-en-us"], gate={"metric": "wer", "max_error_rate": 0.15},
 )  # fmt: skip
 CHOICES = TaskConfig(
     name="choices-zh", version=2, language="zh", source={"loader": "jsonl", "path": "unused.jsonl"},
     templates={"text_context": "{context}{continuation}", "speech_context": "下面是一段语音和文本交错的内容：<audio>{continuation}"},
-    scoring="pairwise_ties_right", voices=["voice-z"], gate={"metric": "cer", "max_error_rate": 0.2},
+    scoring="pairwise_ties_right", voices=["espeak-zh-pinyin"], gate={"metric": "cer", "max_error_rate": 0.2},
 )  # fmt: skip
 
 

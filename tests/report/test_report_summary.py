@@ -31,7 +31,7 @@ def test_summary_frame_matches_results_json(eval_dir):
     entry = data["tasks"]["stories-en"]["modes"]["S->T"]["token"]["pairwise_strict"]
     assert stories["accuracy[S->T]"] == entry["value"]
     assert (stories["ci_low[S->T]"], stories["ci_high[S->T]"]) == (entry["ci_low"], entry["ci_high"])
-    # 4 stories x 2 voices minus the dropped (story 3, voice-b): 7 spoken pairs; T->T scores each story once
+    # 4 stories x 2 voices minus the dropped (story 3, espeak-en-us): 7 spoken pairs; T->T scores each story once
     assert stories["units[S->T]"] == 7 and stories["units[T->T]"] == 4
     gap = next(d for d in data["tasks"]["stories-en"]["degradation"]
                if d["normalization"] == "token" and d["rule"] == "pairwise_strict")  # fmt: skip
@@ -46,7 +46,7 @@ def test_long_frames_and_csv(eval_dir, tmp_path):
     assert set(accuracies["normalization"]) == {"token", "char", "byte", "sum"}
     assert ((accuracies["ci_low"] <= accuracies["accuracy"]) & (accuracies["accuracy"] <= accuracies["ci_high"])).all()
     voices = voice_frame(runs)
-    assert set(voices[voices["task"] == "stories-en"]["voice"]) == {"voice-a", "voice-b"}
+    assert set(voices[voices["task"] == "stories-en"]["voice"]) == {"piper-en-joe", "espeak-en-us"}
     assert set(voices["mode"]) == {"S->T"}  # T->T has no voice
     gaps = degradation_frame(runs)
     assert set(zip(gaps["reference_mode"], gaps["mode"])) == {("T->T", "S->T")}
@@ -68,7 +68,7 @@ def test_markdown(eval_dir):
 def test_results_markdown_takes_what_evaluate_returns(build_dir, tmp_path):
     from s2sbench.evaluation.run import evaluate
 
-    from report_helpers import ToyAdapter, eval_options
+    from .report_helpers import ToyAdapter, eval_options
 
     results = evaluate(build_dir, ToyAdapter(seed=3), ["T->T"], tmp_path, eval_options())
     text = results_markdown(results)

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from s2sbench.pipeline.tasks import TaskConfig, load_task
-from source_fixtures import SPRING_HEADER, story_row, write_csv
+from .source_fixtures import SPRING_HEADER, story_row, write_csv
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 import pytest
 
-from source_fixtures import write_csv
+from .source_fixtures import write_csv
 from s2sbench.pipeline.manifest import ManifestError
 from s2sbench.pipeline.rewrite.base import Question, RewriteRejected, Statements, check_statements
 from s2sbench.pipeline.rewrite.rules import RuleRewriter

@@ -4,8 +4,8 @@ temperature 0, the cache, the verdicts), not the quality."""
 
 import pytest
 
-from chat_server import ChatServer
-from source_fixtures import SPRING_HEADER, write_csv
+from .chat_server import ChatServer
+from .source_fixtures import SPRING_HEADER, write_csv
 from s2sbench.pipeline.rewrite.base import Question, RewriteRejected, Statements, check_statements
 from s2sbench.pipeline.rewrite.llm import parse_rewrite
 from s2sbench.pipeline.rewrite.translate import assign_names, find_names, parse_numbered, replace_names

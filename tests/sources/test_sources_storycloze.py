@@ -1,6 +1,6 @@
 import pytest
 
-from source_fixtures import SPRING_HEADER, story_row, write_csv
+from .source_fixtures import SPRING_HEADER, story_row, write_csv
 from s2sbench.pipeline.manifest import ManifestError
 from s2sbench.pipeline.sources import load_items, load_task_items
 

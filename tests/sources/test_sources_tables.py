@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from source_fixtures import write_csv
+from .source_fixtures import write_csv
 from s2sbench.pipeline.manifest import ManifestError
 from s2sbench.pipeline.sources import load_items, load_task_items
 from s2sbench.pipeline.sources.xstorycloze import release_file_name

@@ -1,5 +1,9 @@
-"""Remote code of the tiny Baichuan-Audio-like checkpoint the tests write (copied next to its config.json, loaded by
-transformers with trust_remote_code=True). It has Baichuan-Audio's published interface: ``bind_processor(tokenizer,
+"""Remote code of the tiny checkpoints the tests write (copied next to their config.json, loaded by transformers with
+trust_remote_code=True).
+
+``TinyChatGLM`` stands for GLM-4-Voice's ChatGLM class (loaded through ``AutoModel``): a small Llama.
+
+``TinyAudioLM`` has Baichuan-Audio's published interface: ``bind_processor(tokenizer,
 training, relative_path)`` sets ``model.processor``, which turns prompts holding ``<start>{"path": ...}<end>`` into
 ``input_ids`` (one pad id per 80 ms of the named wav file) plus ``audios``, ``encoder_length``, ``bridge_length``;
 ``forward`` takes those and puts a projection of each 80 ms of audio at the pad positions."""
@@ -39,6 +43,10 @@ class TinyProcessor:
         return SimpleNamespace(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids)),
                                audios=samples[: n * SAMPLES_PER_TOKEN][None], encoder_length=torch.tensor([n]),
                                bridge_length=torch.tensor([n]))
+
+
+class TinyChatGLM(LlamaForCausalLM):
+    pass
 
 
 class TinyAudioLM(LlamaForCausalLM):
