@@ -185,6 +185,12 @@ def _build_section(audit: BuildAudit) -> str:
         f"{_e(', '.join(report.get('asr_models', [])) or 'none')}; TTS: {_e(', '.join(report.get('engines', [])))}.</p>",
     ]
     parts.append(_plot(plots.error_rate_histograms(audit.checks), "error-rates", "error-rate histograms"))
+    checks = audit.checks
+    unmeasured = sorted({f"{r.language} / {r.voice}" for r in checks[checks["error_rate"].isna()].itertuples()}
+                        - {f"{r.language} / {r.voice}" for r in checks[checks["error_rate"].notna()].itertuples()})
+    if unmeasured:
+        parts.append(f"<p class='note'>No error rates for {_e(', '.join(unmeasured))}: its clips were not transcribed "
+                     "(see each clip's reason).</p>")  # fmt: skip
     reasons = plots.drop_reasons(audit.drop_counts)
     parts.append(_plot(reasons, "drop-reasons", "drop reasons") if reasons else "<p>Nothing was rejected or dropped.</p>")
     for status, title, total in (("kept", "Kept clips", audit.n_kept_clips),

@@ -32,20 +32,33 @@ def _png(figure) -> bytes:
     return buffer.getvalue()
 
 
-def _grouped_bars(axis, categories: Sequence[str], series: dict[str, dict[str, tuple[float, float, float]]]) -> None:
-    """Bars per category, one per series, with asymmetric error bars; values (value, low, high) in fractions."""
+def _grouped(
+    axis, categories: Sequence[str], series: dict[str, dict[str, tuple[float, float | None, float | None]]],
+    points: bool = False,
+) -> dict[tuple[str, str], float]:  # fmt: skip
+    """Per category, one bar (or one point: a value near 0 stays visible) per series, with asymmetric error bars
+    where (value, low, high) has an interval; fractions in, percent drawn. Returns each (series, category)'s x."""
     width = BAR_GROUP_WIDTH / max(1, len(series))
+    where: dict[tuple[str, str], float] = {}
     for index, (name, values) in enumerate(series.items()):
         xs, heights, below, above = [], [], [], []
         for position, category in enumerate(categories):
             if category in values:
                 value, low, high = values[category]
-                xs.append(position - BAR_GROUP_WIDTH / 2 + width * (index + 0.5))
+                where[(name, category)] = position - BAR_GROUP_WIDTH / 2 + width * (index + 0.5)
+                xs.append(where[(name, category)])
                 heights.append(value * 100)
-                below.append(max(0.0, (value - low) * 100))
-                above.append(max(0.0, (high - value) * 100))
-        axis.bar(xs, heights, width, yerr=[below, above], capsize=3, label=name)
+                below.append(0.0 if low is None else max(0.0, (value - low) * 100))
+                above.append(0.0 if high is None else max(0.0, (high - value) * 100))
+        errors = [below, above] if any(below) or any(above) else None
+        if points:
+            axis.errorbar(xs, heights, yerr=errors, fmt="o", markersize=7, capsize=4, label=name)
+        else:
+            axis.bar(xs, heights, width, yerr=errors, capsize=3, label=name)
     axis.set_xticks(range(len(categories)), categories)
+    if points:
+        axis.set_xlim(-0.5, len(categories) - 0.5)
+    return where
 
 
 def accuracy_by_mode(accuracies, normalization: str = "token") -> bytes:
@@ -59,10 +72,10 @@ def accuracy_by_mode(accuracies, normalization: str = "token") -> bytes:
         rule = rows["rule"].iloc[0]  # the task's own rule comes first in results.json
         rows = rows[rows["rule"] == rule]
         modes = list(dict.fromkeys(rows["mode"]))
-        series: dict[str, dict[str, tuple[float, float, float]]] = {}
+        series: dict[str, dict[str, tuple[float, float | None, float | None]]] = {}
         for row in rows.itertuples():
             series.setdefault(row.run, {})[row.mode] = (row.accuracy, row.ci_low, row.ci_high)
-        _grouped_bars(axis, modes, series)
+        _grouped(axis, modes, series)
         axis.axhline(rows["chance"].iloc[0] * 100, color="grey", linestyle="--", linewidth=1, label="chance")
         axis.set_ylim(0, 100)
         axis.set_title(f"{task}\n({rule})", fontsize="medium")
@@ -78,22 +91,20 @@ def degradation_by_task(gaps, normalization: str = "token") -> bytes:
     firsts = frame.groupby("task", sort=False)["rule"].first()  # each task's own rule
     frame = frame[frame.apply(lambda row: row["rule"] == firsts[row["task"]], axis=1)]
     categories = list(dict.fromkeys(f"{r.task}\n{r.reference_mode} vs {r.mode}" for r in frame.itertuples()))
-    series: dict[str, dict[str, tuple[float, float, float]]] = {}
+    series: dict[str, dict[str, tuple[float, float | None, float | None]]] = {}
     notes: dict[str, dict[str, float]] = {}
     for row in frame.itertuples():
         key = f"{row.task}\n{row.reference_mode} vs {row.mode}"
         series.setdefault(row.run, {})[key] = (row.degradation, row.ci_low, row.ci_high)
         notes.setdefault(row.run, {})[key] = row.p_value
     figure, axis = plt.subplots(figsize=(max(5, 2.6 * len(categories)), 3.8))
-    _grouped_bars(axis, categories, series)
-    width = BAR_GROUP_WIDTH / max(1, len(series))
-    for index, (run, values) in enumerate(series.items()):
-        for position, category in enumerate(categories):
-            if category in values:
-                x = position - BAR_GROUP_WIDTH / 2 + width * (index + 0.5)
-                axis.annotate(f"p={notes[run][category]:.2g}", (x, values[category][2] * 100), ha="center",
-                              va="bottom", fontsize="x-small", xytext=(0, 2), textcoords="offset points")  # fmt: skip
+    where = _grouped(axis, categories, series, points=True)
+    for (run, category), x in where.items():
+        axis.annotate(f"p={notes[run][category]:.2g}", (x, series[run][category][2] * 100), ha="center",
+                      va="bottom", fontsize="x-small", xytext=(0, 3), textcoords="offset points")  # fmt: skip
     axis.axhline(0, color="black", linewidth=0.8)
+    low, high = axis.get_ylim()
+    axis.set_ylim(min(low, -5.0), max(high, 5.0))  # a gap of 0 with no spread still gets a readable scale
     axis.set_ylabel("degradation, points (95% CI)")
     axis.set_title("accuracy lost when the context is speech")
     axis.legend(fontsize="small")
@@ -111,10 +122,10 @@ def accuracy_by_voice(voices, normalization: str = "token") -> bytes | None:
     for axis, task in zip(axes[0], tasks):
         rows = frame[frame["task"] == task]
         rows = rows[rows["rule"] == rows["rule"].iloc[0]]
-        series: dict[str, dict[str, tuple[float, float, float]]] = {}
+        series: dict[str, dict[str, tuple[float, float | None, float | None]]] = {}
         for row in rows.itertuples():
-            series.setdefault(f"{row.run} {row.mode}", {})[row.voice] = (row.accuracy, row.accuracy, row.accuracy)
-        _grouped_bars(axis, list(dict.fromkeys(rows["voice"])), series)
+            series.setdefault(f"{row.run} {row.mode}", {})[row.voice] = (row.accuracy, None, None)
+        _grouped(axis, list(dict.fromkeys(rows["voice"])), series)
         axis.set_ylim(0, 100)
         axis.set_title(task, fontsize="medium")
         axis.set_ylabel("accuracy %")
