@@ -6,7 +6,7 @@ Everything is measured in this one run, against a fresh clip store:
 
   first build     every clip synthesized            -> synthesis calls, wall time
   cached rebuild  same config, same store            -> synthesis calls (must be 0), wall time, ratio to the first
-  one more voice  the config plus espeak-ng en-gb f3 -> calls (must be that voice's clips only)
+  one more voice  the config plus espeak-ng en-gb-rp -> calls (must be that voice's clips only)
   real-time factor per engine: engine seconds per second of audio it produced (lower is faster); Coqui is timed
   on a tiny random-weight VITS (the code path; a trained model is much slower)
 
@@ -31,7 +31,7 @@ from s2sbench.pipeline.tts.coqui import tiny_random_vits
 from s2sbench.pipeline.tts.voices import get_voice
 
 CONFIG = {"demo-stories-en": ["piper-en-joe", "espeak-en-us"], "demo-stories-zh": ["espeak-zh-pinyin"]}
-EXTRA_VOICE = ("demo-stories-en", "espeak-en-gb-f3")
+EXTRA_VOICE = ("demo-stories-en", "espeak-en-gb-rp")
 SEED = 0
 
 

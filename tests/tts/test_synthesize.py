@@ -16,16 +16,16 @@ def build(store: ClipStore, voice_ids: list[str], seed: int = 0) -> tuple[Synthe
 
 
 def test_rebuild_synthesizes_nothing_and_a_new_voice_only_its_clips(store):
-    first, clips = build(store, ["espeak-en-us", "espeak-en-gb-f3"])
+    first, clips = build(store, ["espeak-en-us", "espeak-en-gb-rp"])
     assert first.calls == 4 and first.stats["espeak-ng"].calls == 4
-    assert [clip.voice for clip in clips] == ["espeak-en-us"] * 2 + ["espeak-en-gb-f3"] * 2
+    assert [clip.voice for clip in clips] == ["espeak-en-us"] * 2 + ["espeak-en-gb-rp"] * 2
     assert clips[0].normalized_text == "Tom bought two apples for three dollars." and clips[0].text == TEXTS[0]
     assert all(clip.sample_rate_hz == 16000 and clip.duration_s > 0.5 for clip in clips)
 
-    again, same = build(store, ["espeak-en-us", "espeak-en-gb-f3"])
+    again, same = build(store, ["espeak-en-us", "espeak-en-gb-rp"])
     assert again.calls == 0 and again.cache_hits == 4 and same == clips
 
-    more, _ = build(store, ["espeak-en-us", "espeak-en-gb-f3", "espeak-zh-pinyin"])
+    more, _ = build(store, ["espeak-en-us", "espeak-en-gb-rp", "espeak-zh-pinyin"])
     assert more.calls == 2 and more.cache_hits == 4
 
 
