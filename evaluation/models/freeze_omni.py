@@ -103,9 +103,10 @@ def _repo_module(repo: Path, relative: str, name: str) -> Any:
 
 
 def freeze_omni(model: str | Path, *, llm: str | Path, repo: str | Path, trust_remote_code: bool = False,
-                **options: Any) -> FreezeOmniAdapter:
+                device: str = "cuda", dtype: Any = "float16", **options: Any) -> FreezeOmniAdapter:
     """Freeze-Omni from a checkout of its repository (``repo``), its checkpoint directory (``model``, the
-    ``VITA-MLLM/Freeze-Omni`` files) and the Qwen2-7B-Instruct directory (``llm``)."""
+    ``VITA-MLLM/Freeze-Omni`` files) and the Qwen2-7B-Instruct directory (``llm``). The repository's pipeline puts
+    the model on CUDA in half precision; ``device``/``dtype`` must say where it is."""
     import torch
 
     require_remote_code(trust_remote_code, "freeze-omni", f"the Freeze-Omni repository at {repo}")
@@ -142,4 +143,4 @@ def freeze_omni(model: str | Path, *, llm: str | Path, repo: str | Path, trust_r
         return torch.cat(pieces)
 
     return FreezeOmniAdapter(tokenizer=audio_llm.tokenizer, model=audio_llm.llm_decoder, embed_audio=embed_audio,
-                             model_id=f"freeze-omni:{model} + {llm}", device="cuda", dtype="float16", **options)
+                             model_id=f"freeze-omni:{model} + {llm}", device=device, dtype=dtype, **options)

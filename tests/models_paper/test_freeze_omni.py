@@ -99,7 +99,7 @@ class audioEncoderProcessor:
 from types import SimpleNamespace
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
 
 
 class _Encoder(torch.nn.Module):
@@ -128,7 +128,8 @@ class inferencePipeline:
         torch.manual_seed(0)
         llm = AutoModelForCausalLM.from_pretrained(args.llm_path)
         self.model = SimpleNamespace(encoder=_Encoder(), adpter=_Adapter(llm.config.hidden_size), llm_decoder=llm,
-                                     tokenizer=AutoTokenizer.from_pretrained(args.llm_path))
+                                     # the tests' character tokenizer; AutoTokenizer would pick Qwen2's class
+                                     tokenizer=PreTrainedTokenizerFast.from_pretrained(args.llm_path))
 ''',
 }
 
