@@ -127,3 +127,10 @@ def test_not_a_model_directory(tmp_path):
     (tmp_path / "model.bin").write_bytes(b"\x06\x00\x00\x00\x05\x00")
     with pytest.raises(OfflineModelError, match="truncated"):
         ct2_to_openai(tmp_path)
+
+
+@pytest.mark.slow
+def test_cpu_float32_gives_the_int8_transcripts(clips, fw_asr):
+    exact = get_asr("faster-whisper", "tiny.en", compute_type="float32")
+    assert exact.model_id.endswith(":float32") and fw_asr.model_id.endswith(":int8")
+    assert exact.transcribe(clips, "en") == fw_asr.transcribe(clips, "en")
