@@ -6,7 +6,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 # Set-up is idempotent: it reruns only when a dependency file changes.
 STAMP := $(VENV)/.installed
-DEBIAN_PACKAGES := ffmpeg espeak-ng sox chromium
+# fonts-wqy-microhei: Chinese text in report screenshots
+DEBIAN_PACKAGES := ffmpeg espeak-ng sox chromium fonts-wqy-microhei
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 180
 export HF_HUB_DISABLE_TELEMETRY ?= 1

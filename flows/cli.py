@@ -14,11 +14,33 @@ class CommandError(RuntimeError):
     """A user-facing failure: printed without a traceback (unless --debug), exit code 2."""
 
 
+def user_error_types() -> tuple[type[BaseException], ...]:
+    """Errors caused by input, configuration or an unavailable model: printed in one line, exit code 2.
+
+    Anything else is a bug and keeps its traceback (exit code 1)."""
+    from s2sbench.evaluation.models.base import AdapterError
+    from s2sbench.pipeline.asr.base import TranscriptionError
+    from s2sbench.pipeline.tts.base import SynthesisError
+
+    types: list[type[BaseException]] = [CommandError, ValueError, FileNotFoundError, AdapterError, SynthesisError, TranscriptionError]
+    try:
+        from s2sbench.pipeline.publish.hub import PublishError
+    except ImportError:  # huggingface_hub missing: publishing is unavailable, the rest still works
+        pass
+    else:
+        types.append(PublishError)
+    return tuple(types)
+
+
 EPILOG = """examples:
   s2sbench demo --out demo-out
   s2sbench build demo-stories-en --out build/
-  s2sbench eval --dataset build/ --model smollm2 --out results.json
-  s2sbench tasks
+  s2sbench eval --dataset build/ --model cascade --out results/
+  s2sbench report results/ --build build/ --out report.html
+  s2sbench publish build/ --repo-id my-org/my-set --dry-run
+  s2sbench tasks; s2sbench voices; s2sbench models
+
+exit codes: 0 success, 2 bad input or configuration (one-line error; --debug shows the traceback), 1 a bug, 130 interrupted
 """
 
 
@@ -48,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (CommandError, ValueError, FileNotFoundError) as error:
-        if args.debug:
+    except Exception as error:  # re-raised unless it is an error the user can act on
+        if args.debug or not isinstance(error, user_error_types()):
             raise
         print(f"s2sbench {args.command}: error: {error}", file=sys.stderr)
         return 2

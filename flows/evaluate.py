@@ -22,7 +22,7 @@ def evaluate_flow(
     build_dir: str, model: str, out_dir: str, model_options: dict | None = None, modes: list[str] | None = None
 ) -> dict:
     """Evaluate the build in ``build_dir`` with ``model`` (a registry name, see ``s2sbench models``)."""
-    from s2sbench.evaluation.run import results_markdown
+    from s2sbench.evaluation.report.summary import results_markdown
 
     results = evaluate_task(Path(build_dir), model, model_options or {}, modes, Path(out_dir))
     create_markdown_artifact(markdown=results_markdown(results), key="evaluation-results", description="s2sbench results")

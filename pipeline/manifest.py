@@ -20,6 +20,9 @@ from pydantic import BaseModel, ValidationError
 
 Record = TypeVar("Record", bound=BaseModel)
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
 
 class ManifestError(ValueError):
     """A manifest line that cannot be read as the expected record."""
@@ -39,6 +42,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs get the permissions a plain open() would give
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -35,7 +35,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from s2sbench.flows.build import build_flow
+    from s2sbench.pipeline.tasks import load_task
 
+    for task in args.tasks:  # a config error is reported before the orchestrator starts
+        load_task(task)
     runner = make_task_runner(args.runner, args.workers, args.address)
     report = build_flow.with_options(task_runner=runner)(
         tasks=args.tasks,
