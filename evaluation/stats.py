@@ -8,7 +8,6 @@ same resampled items for both modes of a gap, so the interval of a difference is
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
