@@ -1,8 +1,8 @@
 """From per-candidate scores to the numbers a run reports, and the files it writes.
 
-``results.json`` holds, per task, mode and normalization, the accuracies (named by rule: ``pairwise_strict`` /
-``pairwise_ties_right`` are the reference's, ``argmin`` the multiple-choice one) with bootstrap intervals, pair counts, per-voice accuracies and
-their spread; per task, the degradations (absolute and relative, paired interval, exact McNemar p). ``samples.jsonl``
+``results.json`` holds, per task, mode and normalization, the accuracies (named by rule: ``pairwise_strict`` and
+``pairwise_ties_right`` are the reference's, ``argmin`` the multiple-choice one) with bootstrap intervals, unit counts,
+per-voice accuracies and their spread; per task, the degradations (absolute and relative, paired interval, exact McNemar p). ``samples.jsonl``
 has one line per scored candidate. ``original/`` holds the S2SBench reference's ``result.jsonl`` and summary line.
 """
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 EXAMPLES = """examples:
   s2sbench eval --dataset build/ --model smollm2 --out results/
-  s2sbench eval --dataset build/ --model hf-causal --model-arg model=Qwen/Qwen2.5-7B --modes T->T --out results.json
-  s2sbench eval --dataset build/ --model qwen2-audio --modes T->T S->T --out results/ --bootstrap 5000
+  s2sbench eval --dataset build/ --model hf-causal --model-arg model=Qwen/Qwen2.5-7B --modes 'T->T' --out results.json
+  s2sbench eval --dataset build/ --model qwen2-audio --modes 'T->T' 'S->T' --out results/ --bootstrap 5000
   s2sbench eval --dataset build/ --model hf-causal --model-glob 'runs/ckpt_*' --out sweep/
   s2sbench eval --dataset build/ --model hf-causal --model-glob 'runs/step-*-hf' --step-pattern 'step-(\\d+)' --out sweep/
 
+Quote the modes: an unquoted T->T is a shell redirection.
 --out DIR writes results.json, samples.jsonl, original/ (the reference's result.jsonl and summary) and the score cache
 there; --out FILE.json names the results file inside FILE's folder. With --model-glob, each checkpoint is passed to
 the adapter as --checkpoint-arg (default: model) and <out>/trajectory.csv and <out>/plots/<task>.png are written.
