@@ -16,7 +16,8 @@ Quote the modes: an unquoted T->T is a shell redirection.
 --out DIR writes results.json, samples.jsonl, original/ (the reference's result.jsonl and summary) and the score cache
 there; --out FILE.json names the results file inside FILE's folder. With --model-glob, each checkpoint is passed to
 the adapter as --checkpoint-arg (default: model) and <out>/trajectory.csv and <out>/plots/<task>.png are written.
-Scores are cached in <out>/score_cache.jsonl: a rerun scores nothing it has scored before.
+Scores are cached in <out>/score_cache.jsonl (a sweep: <out>/checkpoints/<name>/score_cache.jsonl): a rerun
+scores nothing it has scored before.
 """
 MODES = ("T->T", "S->T", "S->S", "T->S")  # evaluation.protocol.MODES, repeated so `--help` imports nothing heavy
 
