@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
 from s2sbench.evaluation.models import Request, get_adapter
 
 DEMO = Path(__file__).resolve().parents[1] / "data" / "demo" / "stories_en.jsonl"
@@ -132,7 +134,8 @@ def main() -> None:
     parser.add_argument("--write-readme", action="store_true", help="rewrite the Scoring section of bench/README.md")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
-    options = dict(option.split("=", 1) for option in args.model_option)
+    # values are YAML, as in `s2sbench eval --model-arg`: batch_size=4 is an int, shared_prefix=false a bool
+    options = {key: yaml.safe_load(value) for key, value in (option.split("=", 1) for option in args.model_option)}
     if args.threads:
         import torch
 

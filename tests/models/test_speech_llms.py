@@ -37,8 +37,15 @@ def short_contexts(spoken_contexts):
     return [Audio(clip.samples[: 16000 * 2]) for clip in spoken_contexts]
 
 
-def test_qwen2_audio(tmp_path, short_contexts):
-    check_adapter("qwen2-audio", tiny_models.save_qwen2_audio(tmp_path), short_contexts)
+def test_qwen2_audio(tmp_path, short_contexts, monkeypatch):
+    path = tiny_models.save_qwen2_audio(tmp_path)
+    check_adapter("qwen2-audio", path, short_contexts)
+    # scoring in slices of one audio (to bound feature memory) changes nothing but the peak memory
+    adapter = get_adapter("qwen2-audio", model=str(path))
+    whole = adapter.loglikelihood(speech_requests(short_contexts))
+    monkeypatch.setattr("s2sbench.evaluation.models.speech_llm.AUDIOS_PER_SLICE", 1)
+    sliced = adapter.loglikelihood(speech_requests(short_contexts))
+    np.testing.assert_allclose([r.sum_logprob for r in sliced], [r.sum_logprob for r in whole], atol=1e-5)
 
 
 def test_qwen2_5_omni_thinker(tmp_path, short_contexts):
