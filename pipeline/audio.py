@@ -188,8 +188,21 @@ class ClipStore:
         if not path.exists():
             return None
         entry = json.loads(path.read_text(encoding="utf-8"))
+        if "rejected" in entry:
+            return None
         clip = StoredClip(**{name: entry[name] for name in StoredClip.__dataclass_fields__})
         return clip if self.abspath(clip.path).exists() else None
+
+    def rejection(self, key: str) -> str | None:
+        """Why the audio made for ``key`` was rejected (empty, clipped), if it was: the same inputs give it again."""
+        path = self._key_path(key)
+        if not path.exists():
+            return None
+        return json.loads(path.read_text(encoding="utf-8")).get("rejected")
+
+    def put_rejection(self, key: str, reason: str, provenance: dict) -> None:
+        atomic_write_text(self._key_path(key), json.dumps({"key": key, "rejected": reason, **provenance},
+                                                          ensure_ascii=False, indent=1))
 
     def put(self, key: str, samples: np.ndarray, sample_rate_hz: int, provenance: dict) -> StoredClip:
         """Store ``samples`` (once per content) and record ``key`` -> it, with what made it."""

@@ -11,12 +11,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from s2sbench.pipeline.audio import AudioSettings, ClipStore, postprocess
+from s2sbench.pipeline.audio import AudioSettings, ClipStore, StoredClip, postprocess
 from s2sbench.pipeline.manifest import stable_hash
 from s2sbench.pipeline.normalize import normalize_for_tts
 from s2sbench.pipeline.records import Clip
 from s2sbench.pipeline.tts import get_engine
-from s2sbench.pipeline.tts.base import Voice
+from s2sbench.pipeline.tts.base import SynthesisError, Voice
 
 
 @dataclass
@@ -74,19 +74,11 @@ class Synthesizer:
         key = clip_key(normalized, voice, version, seed, self.settings)
         stored = self.store.lookup(key)
         if stored is None:
-            engine = get_engine(voice.engine)
-            started = time.perf_counter()
-            wave = engine.synthesize(normalized, voice, seed)
-            stats = self.stats.setdefault(voice.engine, EngineStats())
-            stats.calls += 1
-            stats.engine_s += time.perf_counter() - started
-            stats.audio_s += wave.samples.size / wave.sample_rate_hz
-            self.calls += 1
-            samples = postprocess(wave, self.settings)
-            stored = self.store.put(key, samples, self.settings.sample_rate_hz, provenance={
-                "normalized_text": normalized, "voice": voice.id, "engine": voice.engine, "model": voice.model,
-                "model_version": version, "seed": seed, "audio_settings": self.settings.fingerprint(),
-            })
+            rejected = self.store.rejection(key)
+            if rejected is not None:
+                self.cache_hits += 1
+                raise SynthesisError(f"{rejected} (cached)")
+            stored = self._synthesize(key, normalized, voice, version, seed)
         else:
             self.cache_hits += 1
         return Clip(
@@ -94,3 +86,24 @@ class Synthesizer:
             engine=voice.engine, model_version=version, seed=seed, audio_sha256=stored.audio_sha256, path=stored.path,
             sample_rate_hz=stored.sample_rate_hz, duration_s=stored.duration_s,
         )
+
+    def _synthesize(self, key: str, normalized: str, voice: Voice, version: str, seed: int) -> StoredClip:
+        engine = get_engine(voice.engine)
+        started = time.perf_counter()
+        wave = engine.synthesize(normalized, voice, seed)
+        stats = self.stats.setdefault(voice.engine, EngineStats())
+        stats.calls += 1
+        stats.engine_s += time.perf_counter() - started
+        stats.audio_s += wave.samples.size / wave.sample_rate_hz
+        self.calls += 1
+        provenance = {
+            "normalized_text": normalized, "voice": voice.id, "engine": voice.engine, "model": voice.model,
+            "model_version": version, "seed": seed, "audio_settings": self.settings.fingerprint(),
+        }
+        try:
+            samples = postprocess(wave, self.settings)
+        except SynthesisError as error:
+            # The audio itself was bad (empty, clipped): the same inputs make it again, so a rebuild need not try.
+            self.store.put_rejection(key, str(error), provenance)
+            raise
+        return self.store.put(key, samples, self.settings.sample_rate_hz, provenance=provenance)

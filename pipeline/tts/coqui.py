@@ -127,11 +127,12 @@ class CoquiEngine(TTSEngine):
 
 
 
-def tiny_random_vits(folder: Path) -> Path:
+def tiny_random_vits(folder: Path, speakers: tuple[str, ...] = ()) -> Path:
     """Save a 1.3M-parameter VITS with random weights (it speaks noise) as a local model directory.
 
     For tests and benchmarks of the Coqui code path where no trained weights can be downloaded: it is loaded and
-    run exactly as a trained local model would be (``model.pth`` + ``config.json``).
+    run exactly as a trained local model would be (``model.pth`` + ``config.json``, and ``speakers.pth`` when
+    ``speakers`` names the speakers of a multi-speaker model).
     """
     import torch
     from TTS.tts.configs.shared_configs import CharactersConfig
@@ -150,9 +151,19 @@ def tiny_random_vits(folder: Path) -> Path:
     )
     config = VitsConfig(model_args=args, use_phonemes=False, text_cleaner="basic_cleaners", characters=characters)
     config.audio.sample_rate = 16000
-    torch.manual_seed(0)
-    model = Vits(config)
     folder.mkdir(parents=True, exist_ok=True)
+    speaker_manager = None
+    if speakers:
+        from TTS.tts.utils.speakers import SpeakerManager
+
+        torch.save({name: index for index, name in enumerate(speakers)}, folder / "speakers.pth")
+        config.model_args.use_speaker_embedding = True
+        config.model_args.speakers_file = str(folder / "speakers.pth")
+        config.model_args.speaker_embedding_channels = 8
+        config.num_speakers = len(speakers)
+        speaker_manager = SpeakerManager(speaker_id_file_path=str(folder / "speakers.pth"))
+    torch.manual_seed(0)
+    model = Vits(config, speaker_manager=speaker_manager)
     torch.save({"model": model.state_dict()}, folder / "model.pth")
     config.save_json(str(folder / "config.json"))
     return folder

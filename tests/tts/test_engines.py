@@ -59,6 +59,19 @@ def test_coqui_local_model_dir_synthesizes_with_seeded_noise(coqui_voice):
     assert "checkpoint-sha256=" in engine.model_version(coqui_voice)
 
 
+def test_coqui_multi_speaker_model_speaks_by_speaker_id(tmp_path):
+    from s2sbench.pipeline.tts.coqui import tiny_random_vits
+
+    folder = tiny_random_vits(tmp_path / "multi", speakers=("alice", "bob"))
+    alice = Voice(id="alice", engine="coqui", language="en", model=str(folder), speaker="alice")
+    engine = get_engine("coqui")
+    first = engine.synthesize("hello there.", alice, seed=0)
+    bob = engine.synthesize("hello there.", alice.model_copy(update={"speaker": "bob"}), seed=0)
+    assert first.samples.size == bob.samples.size and not np.array_equal(first.samples, bob.samples)
+    with pytest.raises(SynthesisError, match="coqui failed on voice 'alice'"):
+        engine.synthesize("hello.", alice.model_copy(update={"speaker": "carol"}), seed=0)
+
+
 def test_coqui_voice_kinds(tmp_path):
     (tmp_path / "me.wav").write_bytes(b"RIFF")
     clone = Voice(id="c", engine="coqui", language="zh", model="tts_models/multilingual/multi-dataset/xtts_v2",

@@ -55,3 +55,15 @@ def test_unspeakable_text_raises_and_stores_nothing(store):
     with pytest.raises(SynthesisError, match="empty audio"):
         synthesizer.make_clip("a", "context", "   ", get_voice("espeak-en-us"), 0)
     assert not list(store.root.rglob("*.json"))
+
+
+def test_rejected_audio_is_remembered_so_a_rebuild_does_not_retry_it(store):
+    strict = AudioSettings(min_duration_s=60.0)  # every clip is "empty" by this standard
+    first = Synthesizer(store, strict)
+    with pytest.raises(SynthesisError, match="empty audio"):
+        first.make_clip("a", "context", "Hello.", get_voice("espeak-en-us"), 0)
+    again = Synthesizer(store, strict)
+    with pytest.raises(SynthesisError, match=r"empty audio.*\(cached\)"):
+        again.make_clip("a", "context", "Hello.", get_voice("espeak-en-us"), 0)
+    assert first.calls == 1 and again.calls == 0
+    assert store.lookup(next(iter(store.root.rglob("*.json"))).stem) is None
