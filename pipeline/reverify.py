@@ -4,10 +4,13 @@ The kept clips of ``<build>/clips.jsonl`` are read back from the clip store, che
 given ASR engine, and a new audit is written next to the build (never over it): ``verification.jsonl`` (one
 :class:`ClipCheck` per clip, with the attempt number of the check that kept it) and ``report.json`` (the summary,
 status changes against the build's own audit, and the rows that the new model would have dropped).
+Clips missing from the store (a build copied to another machine) are read from the build's ``dataset/``, which
+embeds every kept clip.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import re
@@ -15,11 +18,14 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
+import soundfile
+
 from s2sbench.pipeline.asr.base import ASREngine
 from s2sbench.pipeline.manifest import read_records, write_json, write_records
-from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Item
+from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Item, clip_role
 from s2sbench.pipeline.tasks import GateConfig, TaskConfigError, load_task
-from s2sbench.pipeline.verify import Verifier, final_checks, summarize_checks
+from s2sbench.pipeline.verify import SAMPLE_RATE_HZ, Verifier, final_checks, summarize_checks
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +52,52 @@ def _gate_for(task: str, gates: Mapping[str, GateConfig]) -> tuple[GateConfig, s
     except TaskConfigError as error:
         log.warning("task %s: %s; re-verifying with the default gate", task, error)
         return GateConfig(), "default"
+
+
+class ClipAudio:
+    """Clip samples from the clip store, else from the audio embedded in the build's dataset (indexed on first need,
+    decoded one clip at a time)."""
+
+    def __init__(self, store, dataset_dir: Path):
+        self.store = store
+        self.dataset_dir = dataset_dir
+        self._index: dict[tuple[str, str, str], tuple[object, int, str, int | None]] | None = None
+
+    def load(self, clip: Clip) -> np.ndarray:
+        if self.store.abspath(clip.path).is_file():
+            return self.store.load(clip.path)
+        where = self._dataset_index().get((clip.item_id, clip.voice, clip.role))
+        if where is None:
+            raise FileNotFoundError(
+                f"clip {clip.item_id} {clip.role} ({clip.voice}): {self.store.abspath(clip.path)} is missing and "
+                f"{self.dataset_dir} does not hold it; pass the clip store the build used (--store)"
+            )
+        split, row, column, position = where
+        value = split[row][column]
+        data = (value if position is None else value[position])["bytes"]
+        samples, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
+        if rate != SAMPLE_RATE_HZ:
+            raise ValueError(f"{self.dataset_dir}: clip {clip.item_id} {clip.role} is {rate} Hz, expected {SAMPLE_RATE_HZ}")
+        return samples.mean(axis=1)
+
+    def _dataset_index(self) -> dict:
+        if self._index is None:
+            self._index = {}
+            if self.dataset_dir.is_dir():
+                import datasets
+
+                for split in datasets.load_from_disk(str(self.dataset_dir)).values():
+                    raw = split.cast_column("context_audio", datasets.Audio(decode=False)).cast_column(
+                        "candidate_audio", datasets.List(datasets.Audio(decode=False))
+                    )
+                    for row, (item_id, voice, candidates) in enumerate(
+                        zip(raw["item_id"], raw["voice"], raw["candidates"])
+                    ):
+                        self._index[(item_id, voice, clip_role(None))] = (raw, row, "context_audio", None)
+                        # candidate_audio holds every candidate in order when candidates are spoken, else nothing
+                        for index in range(len(candidates)):
+                            self._index[(item_id, voice, clip_role(index))] = (raw, row, "candidate_audio", index)
+        return self._index
 
 
 def _recorded_store(build_dir: Path) -> str | None:
@@ -77,6 +129,7 @@ def reverify_build(
     audit_path = build_dir / "verification.jsonl"
     before = {(c.item_id, c.voice, c.role): c for c in final_checks(read_records(audit_path, ClipCheck))} if audit_path.is_file() else {}
     store = ClipStore(clip_store if clip_store is not None else _recorded_store(build_dir))
+    audio = ClipAudio(store, build_dir / "dataset")
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir(build_dir, asr)
 
     by_group: dict[tuple[str, str], list[Clip]] = defaultdict(list)
@@ -92,14 +145,7 @@ def reverify_build(
         verifier = Verifier(asr, gate, language)
         for start in range(0, len(members), BATCH_CLIPS):
             batch = members[start : start + BATCH_CLIPS]
-            audios = []
-            for clip in batch:
-                if not store.abspath(clip.path).is_file():
-                    raise FileNotFoundError(
-                        f"clip {clip.item_id} {clip.role} ({clip.voice}): {store.abspath(clip.path)} is missing; "
-                        "pass the clip store the build used (--clip-store)"
-                    )
-                audios.append(store.load(clip.path))
+            audios = [audio.load(clip) for clip in batch]
             for clip, check in zip(batch, verifier.check_batch(batch, audios, attempt=1)):
                 previous = before.get((clip.item_id, clip.voice, clip.role))
                 checks.append(check.model_copy(update={"attempt": previous.attempt}) if previous else check)

@@ -96,15 +96,18 @@ def test_summary_counts_and_error_rates_match_jiwer(run):
         summarize_checks(checks, {})
 
 
-@pytest.fixture(scope="module")
-def build_dir(run, tmp_path_factory):
+def write_build(directory, run):
     """A build directory as the build stage lays it out, holding the kept item only."""
-    directory = tmp_path_factory.mktemp("build")
     row = run["outcomes"]["good"].row
     write_records(directory / "items" / f"{TASK}.jsonl", run["items"].values())
     write_records(directory / "clips.jsonl", row.clips.values())
     write_records(directory / "verification.jsonl", [c for outcome in run["outcomes"].values() for c in outcome.checks])
     return directory
+
+
+@pytest.fixture(scope="module")
+def build_dir(run, tmp_path_factory):
+    return write_build(tmp_path_factory.mktemp("build"), run)
 
 
 def test_reverify_with_the_other_backend_writes_a_new_audit(run, build_dir, store, ow_asr):
@@ -126,3 +129,16 @@ def test_verify_command_flags_a_clip_that_no_longer_matches(run, build_dir, stor
     assert code == 0, printed
     assert f"1 row(s) would now be dropped: good@{row.voice}" in printed
     assert [check.status for check in read_records(out / "verification.jsonl", ClipCheck)] == ["passed", "passed", "rejected"]
+
+
+def test_reverify_reads_the_dataset_when_the_clip_store_is_gone(run, store, fw_asr, tmp_path):
+    from s2sbench.pipeline.assemble import build_dataset
+
+    directory = write_build(tmp_path / "copied", run)
+    build_dataset({TASK: [run["outcomes"]["good"].row]}, store).save_to_disk(str(directory / "dataset"))
+    report = reverify_build(directory, fw_asr, clip_store=tmp_path / "empty-store", gates={TASK: run["task"].gate})
+    assert report["status_changes"] == {"passed->passed": 3}
+    assert report["clip_store"] == str(tmp_path / "empty-store")
+    bare = write_build(tmp_path / "bare", run)
+    with pytest.raises(FileNotFoundError, match="is missing and .* does not hold it; pass the clip store"):
+        reverify_build(bare, fw_asr, clip_store=tmp_path / "empty-store", gates={TASK: run["task"].gate})
