@@ -81,9 +81,11 @@ def _interval(samples: np.ndarray, value: float, options: BootstrapOptions) -> E
 
 def _resampled_accuracy(counts: Counts, options: BootstrapOptions) -> np.ndarray:
     weights = _resample_weights(len(counts.total), options.n_resamples, options.seed)
-    total = weights @ counts.total.astype(np.float32)
+    # the products are integer counts (exact in float32); the ratio is taken in float64
+    total = (weights @ counts.total.astype(np.float32)).astype(np.float64)
+    correct = (weights @ counts.correct.astype(np.float32)).astype(np.float64)
     # a resample that drew only items without pairs has no accuracy; it cannot happen when every item has pairs
-    return (weights @ counts.correct.astype(np.float32)) / np.maximum(total, 1)
+    return correct / np.maximum(total, 1.0)
 
 
 def bootstrap_accuracy(counts: Counts, options: BootstrapOptions = BootstrapOptions()) -> Estimate:
