@@ -9,6 +9,7 @@ EXAMPLES = """examples:
   s2sbench voices
   s2sbench voices --check
   s2sbench voices --check --voice piper-en-joe --voice espeak-zh-pinyin
+  s2sbench voices --check --out voice-samples/      # keep each test sentence as <voice>.wav to listen to
   s2sbench voices --file my_voices.yaml --check --allow-download
 """
 
@@ -35,14 +36,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--check", action="store_true", help="synthesize a test sentence with each voice")
     parser.add_argument("--allow-download", action="store_true",
                         help="also check voices whose model is not on this machine yet (the engine may download it)")
+    parser.add_argument("--out", metavar="DIR", help="with --check: write each voice's test sentence to DIR/<voice>.wav")
     parser.set_defaults(handler=run)
 
 
-def _check(voice, allow_download: bool) -> tuple[str, str]:
+def _check(voice, allow_download: bool, out_dir: str | None) -> tuple[str, str]:
     """(status, detail) of one voice: ok, needs download/missing, or failed with the engine's reason."""
     import time
 
-    from s2sbench.pipeline.audio import AudioSettings, postprocess
+    from s2sbench.pipeline.audio import AudioSettings, postprocess, wav_bytes
+    from s2sbench.pipeline.manifest import atomic_write_bytes
     from s2sbench.pipeline.normalize import normalize_for_tts
     from s2sbench.pipeline.tts import get_engine
     from s2sbench.pipeline.tts.base import SynthesisError
@@ -60,7 +63,13 @@ def _check(voice, allow_download: bool) -> tuple[str, str]:
     except SynthesisError as error:
         return "FAILED", str(error)
     raw_s = wave.samples.size / wave.sample_rate_hz
-    return "ok", f"{samples.size / 16000:.2f} s of speech, real-time factor {elapsed_s / raw_s:.3f}"
+    settings = AudioSettings()
+    detail = f"{samples.size / settings.sample_rate_hz:.2f} s of speech, real-time factor {elapsed_s / raw_s:.3f}"
+    if out_dir:
+        path = f"{out_dir}/{voice.id}.wav"
+        atomic_write_bytes(path, wav_bytes(samples, settings.sample_rate_hz))
+        detail += f", written to {path}"
+    return "ok", detail
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{voice.id}  [{voice.engine}, {voice.language}]  model={voice.model or '-'}"
               + (f"  speaker={voice.speaker}" if voice.speaker else "") + f"  licence: {voice.licence}")
         if args.check:
-            status, detail = _check(voice, args.allow_download)
+            status, detail = _check(voice, args.allow_download, args.out)
             failed += status == "FAILED"
             print(f"    {status}: {detail}")
         sys.stdout.flush()

@@ -1,9 +1,10 @@
 from s2sbench.flows.cli import main
 
 
-def test_voices_lists_and_checks(capsys):
-    assert main(["voices", "--check", "--voice", "espeak-en-us", "--voice", "coqui-vctk-p225"]) == 0
+def test_voices_lists_and_checks(tmp_path, capsys):
+    assert main(["voices", "--check", "--voice", "espeak-en-us", "--voice", "coqui-vctk-p225", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
+    assert [path.name for path in tmp_path.iterdir()] == ["espeak-en-us.wav"]
     assert "espeak-en-us  [espeak-ng, en]" in out and "ok: " in out and "real-time factor" in out
     assert "missing: coqui model 'tts_models/en/vctk/vits' is not downloaded" in out
     assert "2 voices, 0 failed" in out
