@@ -26,7 +26,7 @@ from s2sbench.pipeline.manifest import atomic_write_text, stable_hash
 DEFAULT_STEP_PATTERN = r"(\d+)(?!.*\d)"
 TRAJECTORY_COLUMNS = (
     "step", "checkpoint", "task", "mode", "normalization", "rule", "accuracy", "ci_low", "ci_high", "n_units",
-    "mean_right_loss", "mean_wrong_loss",
+    "chance", "mean_right_loss", "mean_wrong_loss",
 )  # fmt: skip
 
 
@@ -86,6 +86,7 @@ def _trajectory_rows(checkpoint: Checkpoint, data: dict) -> list[dict]:
                         "step": checkpoint.step, "checkpoint": checkpoint.path.name, "task": task, "mode": mode,
                         "normalization": normalization, "rule": rule, "accuracy": accuracy["value"],
                         "ci_low": accuracy["ci_low"], "ci_high": accuracy["ci_high"], "n_units": accuracy["n_units"],
+                        "chance": accuracy["chance"],
                         "mean_right_loss": summary["mean_right_loss"], "mean_wrong_loss": summary["mean_wrong_loss"],
                     })  # fmt: skip
     return rows
@@ -131,6 +132,7 @@ def plot_trajectory(rows: Sequence[dict], out_dir: Path, normalization: str = "t
                         label=f"{mode} right")  # fmt: skip
             bottom.plot(steps, [r["mean_wrong_loss"] for r in series], marker="x", linestyle="--",
                         color=line.get_color(), label=f"{mode} wrong")  # fmt: skip
+        top.axhline(task_rows[0]["chance"], color="grey", linestyle=":", label="chance")
         top.set_ylabel(f"accuracy ({rule}, 95% CI)")
         top.set_title(f"{task}: {normalization}-normalized")
         top.legend()
