@@ -132,7 +132,9 @@ def plot_trajectory(rows: Sequence[dict], out_dir: Path, normalization: str = "t
                         label=f"{mode} right")  # fmt: skip
             bottom.plot(steps, [r["mean_wrong_loss"] for r in series], marker="x", linestyle="--",
                         color=line.get_color(), label=f"{mode} wrong")  # fmt: skip
-        top.axhline(task_rows[0]["chance"], color="grey", linestyle=":", label="chance")
+        chance = task_rows[0].get("chance")  # rows read back from a CSV carry it as text, older tables not at all
+        if chance not in (None, ""):
+            top.axhline(float(chance), color="grey", linestyle=":", label="chance")
         top.set_ylabel(f"accuracy ({rule}, 95% CI)")
         top.set_title(f"{task}: {normalization}-normalized")
         top.legend()
