@@ -14,6 +14,7 @@ tokens between text spans; each family module sets the markup and loads its spee
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -95,8 +96,9 @@ class InterleavedUnitLMAdapter(CausalLMAdapter):
     speech_to_text = ""
     text_to_speech = ""
 
-    def __init__(self, *, tokenizer: Any, model: Any, speech_text: Any, model_id: str, device: str | None = None,
-                 dtype: Any = None, batch_size: int = 8, shared_prefix: bool = True) -> None:
+    def __init__(self, *, tokenizer: Any, model: Any, speech_text: Callable[[Audio], str], model_id: str,
+                 device: str | None = None, dtype: Any = None, batch_size: int = 8,
+                 shared_prefix: bool = True) -> None:
         super().__init__(device=device, dtype=dtype, batch_size=batch_size, shared_prefix=shared_prefix)
         self.tokenizer = tokenizer
         self.model = model.to(self.device).eval()
