@@ -47,8 +47,8 @@ class AudioSettings:
 def postprocess(wave_in: Waveform, settings: AudioSettings) -> np.ndarray:
     """Resample to ``settings.sample_rate_hz`` mono float32, trim silence, normalize loudness; reject bad audio."""
     samples = np.asarray(wave_in.samples, dtype=np.float32)
-    if samples.ndim == 2:
-        samples = samples.mean(axis=1 if samples.shape[1] <= 8 else 0)  # frames x channels (or channels x frames)
+    if samples.ndim != 1:
+        raise SynthesisError(f"expected mono samples (one dimension), got shape {samples.shape}")
     if samples.size == 0:
         raise SynthesisError("empty audio: the engine returned no samples")
     if not np.all(np.isfinite(samples)):

@@ -28,7 +28,14 @@ SYNTHESIS_OPTIONS = {"speaker_id", "length_scale", "noise_scale", "noise_w_scale
 
 
 def resolve_model(model: str) -> Path:
-    """The ``.onnx`` file of a voice given as a path or as an installed voice package name."""
+    """The ``.onnx`` file of a voice given as a path or as an installed voice package name (its config beside it)."""
+    path = _find_onnx(model)
+    if not Path(f"{path}.json").exists():
+        raise SynthesisError(f"piper voice config not found: {path}.json (Piper needs it beside the .onnx file)")
+    return path
+
+
+def _find_onnx(model: str) -> Path:
     path = Path(model).expanduser()
     if path.suffix == ".onnx":
         if not path.exists():
@@ -50,8 +57,7 @@ def resolve_model(model: str) -> Path:
 
 @cache
 def _fingerprint(path: Path) -> str:
-    config = Path(f"{path}.json")
-    return f"onnx-sha256={sha256_file(path)[:16]};config-sha256={sha256_file(config)[:16] if config.exists() else 'none'}"
+    return f"onnx-sha256={sha256_file(path)[:16]};config-sha256={sha256_file(f'{path}.json')[:16]}"
 
 
 def _speaker_id(config, speaker: str | int | None, voice_id: str) -> int:

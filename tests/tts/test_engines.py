@@ -39,9 +39,13 @@ def test_piper_resolves_the_voice_package_and_seeds_its_noise():
     assert "onnx-sha256=" in engine.model_version(voice) and "noise=counter-hash" in engine.model_version(voice)
 
 
-def test_piper_errors_name_the_problem():
+def test_piper_errors_name_the_problem(tmp_path):
     with pytest.raises(SynthesisError, match="neither a .onnx path nor an installed voice package"):
         resolve_model("no-such-voice-package")
+    lone = tmp_path / "lone.onnx"
+    lone.write_bytes(b"")
+    with pytest.raises(SynthesisError, match="piper voice config not found"):
+        resolve_model(str(lone))
     bad = get_voice("piper-en-joe").model_copy(update={"options": {"colour": 1}})
     with pytest.raises(SynthesisError, match="unknown piper options"):
         get_engine("piper").synthesize("Hi.", bad, 0)
