@@ -355,33 +355,3 @@ def _report(build_dir: Path, out_dir: Path, adapter: ModelAdapter, evaluation: _
 def load_results(path: str | Path) -> dict:
     """Read a results.json written by :func:`evaluate`."""
     return json.loads(Path(path).read_text(encoding="utf-8"))
-
-
-def results_table(results: Results) -> str:
-    """A markdown table of a run (readable in a terminal too): token-normalized accuracy per task, mode and rule,
-    the degradations, and the skipped modes."""
-    lines = [f"**{results.data['model']['name']}** (`{results.data['model']['revision']}`)", ""]
-    lines += ["| task | mode | rule | accuracy | 95% CI | units |", "|---|---|---|---|---|---|"]
-    for task, entry in results.data["tasks"].items():
-        for mode, by_norm in entry["modes"].items():
-            for rule in entry["rules"]:
-                a = by_norm["token"][rule]
-                ci = f"{a['ci_low'] * 100:.1f}-{a['ci_high'] * 100:.1f}"
-                lines.append(f"| {task} | {mode} | {rule} | {a['value'] * 100:.1f} | {ci} | {a['n_units']} |")
-    gaps = [(task, d) for task, e in results.data["tasks"].items() for d in e["degradation"] if d["normalization"] == "token"]
-    if gaps:
-        lines += ["", "| task | gap | rule | absolute | 95% CI | relative | McNemar p |", "|---|---|---|---|---|---|---|"]
-        for task, d in gaps:
-            absolute = d["absolute"]
-            relative = "n/a" if d["relative"] is None else f"{d['relative'] * 100:.1f}%"
-            lines.append(
-                f"| {task} | {d['reference_mode']} vs {d['mode']} | {d['rule']} | {absolute['value'] * 100:+.1f} "
-                f"| {absolute['ci_low'] * 100:+.1f}..{absolute['ci_high'] * 100:+.1f} | {relative} "
-                f"| {d['mcnemar']['p_value']:.3g} |"
-            )
-    for skip in results.skipped:
-        lines.append(f"\n_skipped {skip.task} {skip.mode}: {skip.reason}_")
-    return "\n".join(lines) + "\n"
-
-
-results_markdown = results_table  # the name the Prefect flow's markdown artifact uses

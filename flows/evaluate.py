@@ -14,7 +14,7 @@ def evaluate_task(build_dir: Path, model: str, model_options: dict, modes: list[
     from s2sbench.evaluation.run import evaluate
 
     adapter = get_adapter(model, **model_options)
-    return evaluate(build_dir, adapter, modes=modes, out_dir=out_dir)
+    return evaluate(build_dir, adapter, modes=modes, out_dir=out_dir).data
 
 
 @flow(name="evaluate")

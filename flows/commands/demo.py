@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from s2sbench.evaluation.report.html import write_report
-    from s2sbench.evaluation.run import results_table
+    from s2sbench.evaluation.report.summary import results_markdown
     from s2sbench.flows.demo import demo_flow
 
     if args.out.exists() and not args.keep:
@@ -41,6 +41,6 @@ def run(args: argparse.Namespace) -> int:
     results = demo_flow(out_dir=str(args.out), limit=args.limit)
     report = write_report([args.out / "eval"], args.out / "report.html", build_dir=args.out / "build")
     print()
-    print(results_table(results))
+    print(results_markdown(results))
     print(f"\nwall time {time.monotonic() - started:.0f} s; outputs in {args.out}/: build/, eval/results.json, {report.name}")
     return 0

@@ -78,7 +78,8 @@ def _options(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from s2sbench.evaluation.models import get_adapter
-    from s2sbench.evaluation.run import evaluate, results_table
+    from s2sbench.evaluation.report.summary import results_markdown
+    from s2sbench.evaluation.run import evaluate
     from s2sbench.flows.cli import CommandError
 
     model_options = parse_model_args(args.model_arg)
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         if args.step_pattern:
             raise CommandError("--step-pattern needs --model-glob")
         results = evaluate(args.dataset, get_adapter(args.model, **model_options), args.modes, out_dir, options)
-        print(results_table(results), end="")
+        print(results_markdown(results), end="")
         print(f"results: {out_dir / options.results_file}   samples: {out_dir / 'samples.jsonl'}")
         return 0
     from s2sbench.evaluation.sweep import DEFAULT_STEP_PATTERN, find_checkpoints, sweep

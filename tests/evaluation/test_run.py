@@ -8,7 +8,8 @@ from .conftest import STORIES, ToyAdapter
 from .test_scoring import reference_cmmlu_accuracy, reference_story_accuracy
 
 from s2sbench.evaluation.models.base import AdapterError
-from s2sbench.evaluation.run import DatasetError, EvalOptions, evaluate, results_table
+from s2sbench.evaluation.report.summary import results_markdown
+from s2sbench.evaluation.run import DatasetError, EvalOptions, evaluate
 from s2sbench.evaluation.stats import BootstrapOptions
 
 ALL = ("T->T", "S->T", "S->S", "T->S")
@@ -56,7 +57,7 @@ def test_all_modes_scored_reported_and_cached(build_dir, tmp_path, options):
     samples = read_jsonl(tmp_path / "samples.jsonl")
     assert len(samples) == N_CANDIDATES
     assert {"loss", "correct", "n_tokens", "sum_logprob", "n_bytes"} <= set(samples[0])
-    assert "| demo-stories-en | S->T | pairwise_strict |" in results_table(results)
+    assert "| demo-stories-en | pairwise_strict |" in results_markdown(results)
 
     again = ToyAdapter()
     rerun = evaluate(build_dir, again, ALL, tmp_path, options)
