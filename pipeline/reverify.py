@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import soundfile
 
+from pydantic import ValidationError
+
 from s2sbench.pipeline.asr.base import ASREngine
 from s2sbench.pipeline.manifest import read_records, write_json, write_records
 from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Item, clip_role
@@ -44,9 +46,21 @@ def read_build_items(build_dir: Path) -> dict[str, Item]:
     return {item.id: item for path in paths for item in read_records(path, Item)}
 
 
-def _gate_for(task: str, gates: Mapping[str, GateConfig]) -> tuple[GateConfig, str]:
+def _build_report(build_dir: Path) -> dict:
+    path = build_dir / "build_report.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _gate_for(task: str, gates: Mapping[str, GateConfig], report: dict) -> tuple[GateConfig, str]:
+    """The gate to re-verify ``task`` with: given, else the one the build recorded, else the registry's."""
     if task in gates:
         return gates[task], "given"
+    recorded = report.get("tasks", {}).get(task, {}).get("config", {}).get("gate")
+    if recorded is not None:
+        try:
+            return GateConfig.model_validate(recorded), "build_report"
+        except ValidationError as error:
+            raise ValueError(f"build_report.json: task '{task}': recorded gate is not valid: {error}") from None
     try:
         return load_task(task).gate, "registry"
     except TaskConfigError as error:
@@ -100,11 +114,6 @@ class ClipAudio:
         return self._index
 
 
-def _recorded_store(build_dir: Path) -> str | None:
-    report = build_dir / "build_report.json"
-    return json.loads(report.read_text(encoding="utf-8")).get("clip_store") if report.is_file() else None
-
-
 def reverify_build(
     build_dir: str | Path,
     asr: ASREngine,
@@ -128,7 +137,8 @@ def reverify_build(
     items = read_build_items(build_dir)
     audit_path = build_dir / "verification.jsonl"
     before = {(c.item_id, c.voice, c.role): c for c in final_checks(read_records(audit_path, ClipCheck))} if audit_path.is_file() else {}
-    store = ClipStore(clip_store if clip_store is not None else _recorded_store(build_dir))
+    recorded = _build_report(build_dir)
+    store = ClipStore(clip_store if clip_store is not None else recorded.get("clip_store"))
     audio = ClipAudio(store, build_dir / "dataset")
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir(build_dir, asr)
 
@@ -141,7 +151,7 @@ def reverify_build(
     checks: list[ClipCheck] = []
     gate_sources: dict[str, str] = {}
     for (task, language), members in sorted(by_group.items()):
-        gate, gate_sources[task] = _gate_for(task, gates or {})
+        gate, gate_sources[task] = _gate_for(task, gates or {}, recorded)
         verifier = Verifier(asr, gate, language)
         for start in range(0, len(members), BATCH_CLIPS):
             batch = members[start : start + BATCH_CLIPS]

@@ -81,7 +81,7 @@ def _default_speech_rates() -> dict[str, SpeechRate]:
 
 
 class GateConfig(Section):
-    # when a task does not set it, the metric follows the language (CER for zh/ja, WER elsewhere)
+    # languages written without spaces (zh, ja, ...) are always scored by CER, whatever this says
     metric: Literal["wer", "cer"] = "wer"
     max_error_rate: float = Field(default=0.15, ge=0.0, le=1.0)
     max_attempts: int = Field(default=2, ge=1)

@@ -222,8 +222,10 @@ class Verifier:
         self.asr = asr
         self.gate = gate
         self.language = language
-        # a task that does not choose a metric gets the one its language is scored by
-        self.metric = gate.metric if "metric" in gate.model_fields_set else metric_for(language)
+        # words are not space-separated in CER languages, so WER there would count whole sentences as one word
+        self.metric = "cer" if metric_for(language) == "cer" else gate.metric
+        if self.metric != gate.metric:
+            log.warning("gate metric %s ignored for language %s: scored by CER", gate.metric, language)
         if asr is None:
             self.unverified_reason = "unverified: no ASR model configured; signal checks only"
         elif not asr.supports(base_language(language)):

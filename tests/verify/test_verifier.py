@@ -44,7 +44,7 @@ def test_a_long_pause_inside_a_clip_is_rejected(spoken, fw_asr):
 def test_a_language_the_model_cannot_transcribe_is_unverified_not_passed(speak_clip, zh_voice, fw_asr):
     clip, audio = speak_clip("我们今天去公园散步。", zh_voice, item_id="z1")
     verifier = Verifier(fw_asr, GateConfig(), "zh")
-    assert verifier.metric == "cer"  # the gate did not set one: the language decides
+    assert verifier.metric == "cer"  # the gate says wer (its default): Chinese is scored by CER regardless
     (check,) = verifier.check_batch([clip], [audio], attempt=1)
     assert (check.status, check.passed, check.metric, check.error_rate) == ("unverified", False, "none", None)
     assert "cannot transcribe 'zh'" in check.reason and check.reference == "我们今天去公园散步"
