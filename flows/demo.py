@@ -9,7 +9,7 @@ from prefect import flow
 from s2sbench.flows.build import build_flow
 from s2sbench.flows.evaluate import evaluate_flow
 
-DEMO_TASKS = ["demo-stories-en", "demo-stories-zh"]
+DEMO_TASKS = ["demo-stories-en", "demo-stories-zh", "demo-scmmlu-zh"]
 # The cascade baseline scores both modes with one text LM: T->T on the text context, S->T on Whisper's transcript of
 # the context speech. SmolLM2-135M and Whisper tiny.en both install from PyPI, so the demo runs offline.
 DEMO_MODEL = "cascade"
