@@ -19,7 +19,7 @@ class HFCausalAdapter(CausalLMAdapter):
     kind = "text LM"
 
     def __init__(self, model: str, *, gguf_file: str | None = None, revision: str | None = None,
-                 dtype: Any = None, device: str | None = None, batch_size: int = 8, shared_prefix: bool = True,
+                 dtype: Any = None, device: str | None = None, batch_size: int = 32, shared_prefix: bool = True,
                  label: str | None = None) -> None:
         super().__init__(device=device, dtype=dtype, batch_size=batch_size, shared_prefix=shared_prefix)
         from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -34,7 +34,7 @@ class SpeechLLMAdapter(CausalLMAdapter):
     audio_argument: ClassVar[str] = "audio"
 
     def __init__(self, model: str, *, revision: str | None = None, dtype: Any = None, device: str | None = None,
-                 batch_size: int = 8, shared_prefix: bool = True, **load_options: Any) -> None:
+                 batch_size: int = 32, shared_prefix: bool = True, **load_options: Any) -> None:
         super().__init__(device=device, dtype=dtype, batch_size=batch_size, shared_prefix=shared_prefix)
         self.processor = self._load_processor(model, revision=revision, **load_options)
         self.tokenizer = self.processor.tokenizer

@@ -32,8 +32,9 @@ def test_text_scores_equal_lm_eval_loglikelihood(tiny_gpt2_dir):
         assert mine.sum_logprob == pytest.approx(logprob, abs=1e-4)
 
 
-def test_shared_prefix_path_equals_plain_path(tiny_gpt2_dir):
-    shared = get_adapter("hf-causal", model=str(tiny_gpt2_dir), batch_size=2).loglikelihood(requests())
+@pytest.mark.parametrize("batch_size", [2, 32])  # 2: an item per pass; 32: every item packed into one pass
+def test_shared_prefix_path_equals_plain_path(tiny_gpt2_dir, batch_size):
+    shared = get_adapter("hf-causal", model=str(tiny_gpt2_dir), batch_size=batch_size).loglikelihood(requests())
     plain = get_adapter("hf-causal", model=str(tiny_gpt2_dir), shared_prefix=False, batch_size=1).loglikelihood(
         requests())
     for a, b in zip(shared, plain):
