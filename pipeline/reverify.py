@@ -136,7 +136,8 @@ def reverify_build(
     clips = read_records(clips_path, Clip)
     items = read_build_items(build_dir)
     audit_path = build_dir / "verification.jsonl"
-    before = {(c.item_id, c.voice, c.role): c for c in final_checks(read_records(audit_path, ClipCheck))} if audit_path.is_file() else {}
+    earlier = final_checks(read_records(audit_path, ClipCheck)) if audit_path.is_file() else []
+    before = {(check.item_id, check.voice, check.role): check for check in earlier}
     recorded = _build_report(build_dir)
     store = ClipStore(clip_store if clip_store is not None else recorded.get("clip_store"))
     audio = ClipAudio(store, build_dir / "dataset")

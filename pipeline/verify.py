@@ -345,6 +345,10 @@ def final_checks(checks: Iterable[ClipCheck]) -> list[ClipCheck]:
     return list(last.values())
 
 
+def _reason_counts(checks: Iterable[ClipCheck]) -> dict[str, int]:
+    return dict(Counter(code for check in checks if check.status == "rejected" for code in reason_codes(check.reason)))
+
+
 def _group_summary(checks: list[ClipCheck]) -> dict:
     final = final_checks(checks)
     return {
@@ -355,10 +359,8 @@ def _group_summary(checks: list[ClipCheck]) -> dict:
         "metrics": sorted({check.metric for check in checks}),
         "error_rate": distribution([check.error_rate for check in checks if check.error_rate is not None]),
         "final_error_rate": distribution([check.error_rate for check in final if check.error_rate is not None]),
-        "reject_reasons": dict(Counter(code for check in checks if check.status == "rejected" for code in reason_codes(check.reason))),
-        "final_reject_reasons": dict(
-            Counter(code for check in final if check.status == "rejected" for code in reason_codes(check.reason))
-        ),
+        "reject_reasons": _reason_counts(checks),
+        "final_reject_reasons": _reason_counts(final),
         "retried_clips": sum(1 for check in final if check.attempt > 1),
     }
 

@@ -151,7 +151,10 @@ def _attention(
 
 
 def _layer_norm(variables: dict[str, np.ndarray], source: str, target: str) -> dict[str, np.ndarray]:
-    return {f"{target}.weight": _float(variables, f"{source}/gamma"), f"{target}.bias": _float(variables, f"{source}/beta")}
+    return {
+        f"{target}.weight": _float(variables, f"{source}/gamma"),
+        f"{target}.bias": _float(variables, f"{source}/beta"),
+    }
 
 
 def _block(variables: dict[str, np.ndarray], source: str, target: str, cross: bool) -> dict[str, np.ndarray]:
