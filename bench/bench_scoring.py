@@ -86,6 +86,9 @@ def run(model: str, options: dict[str, object], device: str | None, repeats: int
                           "max_abs_diff_vs_reference": max(abs(a - b) for a, b in zip(scores[name], scores[reference]))}
         for name in variants:
             rows[name]["speedup"] = rows[name]["items_per_s"] / rows[reference]["items_per_s"]
+            # the same ratio within each interleaved round: its spread shows how much the machine's load moved it
+            per_round = [ref / mine for ref, mine in zip(seconds[reference], seconds[name])]
+            rows[name]["speedup_range"] = [min(per_round), max(per_round)]
         report["tasks"][f"{n_candidates} candidates"] = {"items": len(items), "requests": len(requests), "rows": rows}
     return report
 
@@ -101,12 +104,14 @@ def markdown(report: dict) -> str:
              f"`python bench/bench_scoring.py --write-readme` on {report['model']}, {report['device']} "
              f"{report['dtype']} ({report['machine']}), T->T on the demo stories, median of {report['repeats']} "
              "interleaved runs. Speed-up is items per second relative to the reference loop of the same run; "
-             "`max |diff|` is the largest difference of a sum log-probability from the reference loop's.", ""]
+             "per-round range is that ratio within each round; `max abs diff` is the largest difference of a sum "
+             "log-probability from the reference loop's.", ""]
     for task, result in report["tasks"].items():
         lines += [f"**{task}** ({result['items']} items, {result['requests']} requests)", "",
-                  "| path | items/s | speed-up | max abs diff |", "|---|---|---|---|"]
+                  "| path | items/s | speed-up | per-round range | max abs diff |", "|---|---|---|---|---|"]
         for name, row in result["rows"].items():
-            lines.append(f"| {name} | {row['items_per_s']:.2f} | {row['speedup']:.2f}x | "
+            low, high = row["speedup_range"]
+            lines.append(f"| {name} | {row['items_per_s']:.2f} | {row['speedup']:.2f}x | {low:.2f}-{high:.2f}x | "
                          f"{row['max_abs_diff_vs_reference']:.1e} |")
         lines.append("")
     lines.append(END)
