@@ -6,7 +6,7 @@ from s2sbench.pipeline.tts.voices import VoiceConfigError, get_voice, load_voice
 
 def test_shipped_registry_has_offline_voices_for_both_languages():
     voices = load_voices()
-    assert {"piper-en-joe", "espeak-en-us", "espeak-en-gb-rp", "espeak-zh-pinyin"} <= set(voices)
+    assert {"piper-en-joe", "piper-en-joe-slow", "espeak-en-us", "espeak-en-gb-rp", "espeak-zh-pinyin"} <= set(voices)
     assert voices["espeak-zh-pinyin"].language == "zh"
     for voice in voices.values():
         assert voice.licence != "unknown", voice.id
