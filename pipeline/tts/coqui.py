@@ -54,10 +54,25 @@ def _file_hash(path: Path) -> str:
     return sha256_file(path)[:16]
 
 
-def _hub_folder(model: str) -> Path:
+def hub_download_state(model: str) -> str | None:
+    """None when hub model ``model`` is on this machine, else why not (unknown name, or still to download)."""
+    from TTS.utils.manage import ModelManager
     from trainer.io import get_user_data_dir
 
-    return Path(get_user_data_dir("tts")) / model.replace("/", "--")
+    entry = ModelManager(progress_bar=False).models_dict
+    for part in model.split("/"):
+        entry = entry.get(part) if isinstance(entry, dict) else None
+    if not isinstance(entry, dict):
+        return f"unknown coqui model '{model}' (not a local model directory, not in Coqui's model list: `tts --list_models`)"
+    if "repo_id" in entry:  # fetched from the Hugging Face Hub into its cache (XTTS-v2)
+        from huggingface_hub import try_to_load_from_cache
+
+        present = isinstance(try_to_load_from_cache(entry["repo_id"], "config.json"), str)
+    else:
+        present = (Path(get_user_data_dir("tts")) / model.replace("/", "--")).is_dir()
+    if present:
+        return None
+    return f"coqui model '{model}' is not downloaded yet (Coqui fetches it on first use; needs network)"
 
 
 class CoquiEngine(TTSEngine):
@@ -80,9 +95,10 @@ class CoquiEngine(TTSEngine):
 
     def missing(self, voice: Voice) -> str | None:
         try:
-            local = local_checkpoint(voice.model)
-            if local is None and not _hub_folder(voice.model).is_dir():
-                return f"coqui model '{voice.model}' is not downloaded yet (Coqui fetches it on first use; needs network)"
+            if local_checkpoint(voice.model) is None:
+                why = hub_download_state(voice.model)
+                if why is not None:
+                    return why
             reference_wav(voice)
         except SynthesisError as error:
             return str(error)
@@ -105,6 +121,9 @@ class CoquiEngine(TTSEngine):
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
         import torch
 
+        unknown = set(voice.options) - {"language", "split_sentences"}
+        if unknown:
+            raise SynthesisError(f"voice '{voice.id}': unknown coqui options {sorted(unknown)}")
         tts = self._tts(voice.model)
         kwargs: dict[str, object] = {"split_sentences": bool(voice.options.get("split_sentences", True))}
         reference = reference_wav(voice)
@@ -124,7 +143,6 @@ class CoquiEngine(TTSEngine):
             samples=np.asarray(samples, dtype=np.float32).reshape(-1),
             sample_rate_hz=int(tts.synthesizer.output_sample_rate),
         )
-
 
 
 def tiny_random_vits(folder: Path, speakers: tuple[str, ...] = ()) -> Path:

@@ -85,5 +85,8 @@ def test_coqui_voice_kinds(tmp_path):
     assert "not downloaded" in get_engine("coqui").missing(clone)
     with pytest.raises(SynthesisError, match="reference recording not found"):
         reference_wav(clone.model_copy(update={"speaker": str(tmp_path / "gone.wav")}))
+    assert "unknown coqui model 'tts_models/xx/none/vits'" in get_engine("coqui").missing(
+        clone.model_copy(update={"model": "tts_models/xx/none/vits"}))
+    assert "not downloaded" in get_engine("coqui").missing(clone.model_copy(update={"model": "tts_models/en/vctk/vits"}))
     broken = clone.model_copy(update={"model": str(tmp_path)})  # a folder without checkpoint
     assert "needs config.json" in get_engine("coqui").missing(broken)
