@@ -13,6 +13,7 @@ repeatable (VITS noise, XTTS sampling).
 from __future__ import annotations
 
 import importlib.metadata
+import threading
 from functools import cache
 from pathlib import Path
 
@@ -80,6 +81,9 @@ class CoquiEngine(TTSEngine):
 
     def __init__(self) -> None:
         self._loaded: dict[str, object] = {}
+        # torch's generator is global: two threads seeding and sampling at once would mix their noise, so calls
+        # (and loads) are serialized; torch already uses the cores within one call.
+        self._lock = threading.Lock()
 
     def model_version(self, voice: Voice) -> str:
         parts = [f"coqui-tts=={importlib.metadata.version('coqui-tts')}"]
@@ -119,11 +123,15 @@ class CoquiEngine(TTSEngine):
         return self._loaded[model]
 
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
-        import torch
-
         unknown = set(voice.options) - {"language", "split_sentences"}
         if unknown:
             raise SynthesisError(f"voice '{voice.id}': unknown coqui options {sorted(unknown)}")
+        with self._lock:
+            return self._synthesize_locked(text, voice, seed)
+
+    def _synthesize_locked(self, text: str, voice: Voice, seed: int) -> Waveform:
+        import torch
+
         tts = self._tts(voice.model)
         kwargs: dict[str, object] = {"split_sentences": bool(voice.options.get("split_sentences", True))}
         reference = reference_wav(voice)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import json
+import threading
 from functools import cache
 from pathlib import Path
 
@@ -79,6 +80,7 @@ class PiperEngine(TTSEngine):
 
     def __init__(self) -> None:
         self._loaded: dict[Path, object] = {}
+        self._load_lock = threading.Lock()  # build threads share the engine: load each voice once
 
     def model_version(self, voice: Voice) -> str:
         piper_version = importlib.metadata.version("piper-tts")
@@ -92,6 +94,10 @@ class PiperEngine(TTSEngine):
         return None
 
     def _voice(self, path: Path):
+        with self._load_lock:
+            return self._load(path)
+
+    def _load(self, path: Path):
         if path not in self._loaded:
             import onnx
             import onnxruntime

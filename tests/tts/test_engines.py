@@ -90,3 +90,14 @@ def test_coqui_voice_kinds(tmp_path):
     assert "not downloaded" in get_engine("coqui").missing(clone.model_copy(update={"model": "tts_models/en/vctk/vits"}))
     broken = clone.model_copy(update={"model": str(tmp_path)})  # a folder without checkpoint
     assert "needs config.json" in get_engine("coqui").missing(broken)
+
+
+def test_coqui_seeding_holds_when_build_threads_share_the_engine(coqui_voice):
+    from concurrent.futures import ThreadPoolExecutor
+
+    engine = get_engine("coqui")
+    alone = [engine.synthesize("a short test.", coqui_voice, seed).samples for seed in (1, 2)]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda seed: engine.synthesize("a short test.", coqui_voice, seed).samples, [1, 2, 1, 2]))
+    for index, samples in enumerate(together):
+        assert np.array_equal(samples, alone[index % 2])
