@@ -192,6 +192,7 @@ def assemble_build(out_dir: Path, tasks: list[TaskConfig], shard_size: int, stor
             "before_scoring": "s2sbench.pipeline.verify.error_rate (Whisper English normalizer; CER for zh/ja)",
             "languages": sorted({t.language for t in tasks}),
         },
+        "clip_store": str(store.root),
         "engines": sorted({f"{clip.engine} {clip.model_version}" for row in every_row for clip in row.clips.values()}),
         "asr_models": sorted({check.asr_model for check in all_checks}),
         "software": {
