@@ -101,7 +101,7 @@ def _threads() -> int:
 
 def markdown(report: dict) -> str:
     lines = [START, "## Scoring", "",
-             f"`python bench/bench_scoring.py --write-readme` on {report['model']}, {report['device']} "
+             f"`{report['command']}` on {report['model']}, {report['device']} "
              f"{report['dtype']} ({report['machine']}), T->T on the demo stories, median of {report['repeats']} "
              "interleaved runs. Speed-up is items per second relative to the reference loop of the same run; "
              "per-round range is that ratio within each round; `max abs diff` is the largest difference of a sum "
@@ -148,6 +148,7 @@ def main() -> None:
 
         torch.set_num_threads(args.threads)
     report = run(args.model, options, args.device, args.repeats, args.limit)
+    report["command"] = " ".join(["python bench/bench_scoring.py", *sys.argv[1:]])
     section = markdown(report)
     print(section)
     if args.json:
