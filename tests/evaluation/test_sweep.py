@@ -73,7 +73,7 @@ def test_eval_command_single_model_and_sweep(build_dir, gpt2_checkpoints, tmp_pa
     assert main([*common, "--model-arg", model, "--model-arg", "batch_size=8", "--out", str(out_file)]) == 0
     assert json.loads(out_file.read_text())["model"]["name"] == "hf-causal"
     assert (tmp_path / "single" / "samples.jsonl").exists()
-    assert "| demo-stories-en | T->T | pairwise_strict |" in capsys.readouterr().out
+    assert "| hf-causal | demo-stories-en | pairwise_strict |" in capsys.readouterr().out
 
     sweep_out = tmp_path / "sweep"
     glob = str(gpt2_checkpoints / "ckpt_[12]*")
