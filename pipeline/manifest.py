@@ -57,6 +57,19 @@ def write_json(path: str | Path, obj: object) -> None:
     atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False) + "\n")
 
 
+def load_yaml(path: str | Path, error: type[Exception]) -> object:
+    """The parsed YAML of ``path``; a missing file or invalid YAML raises ``error`` naming the file."""
+    import yaml
+
+    path = Path(path)
+    if not path.exists():
+        raise error(f"{path}: no such file")
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as problem:
+        raise error(f"{path}: not valid YAML: {problem}") from None
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -98,22 +111,33 @@ def parse_record(cls: type[Record], obj: object, path: str | Path, line: int) ->
         raise ManifestError(path, line, "<row>", str(error)) from None
 
 
-def iter_records(path: str | Path, cls: type[Record]) -> Iterator[Record]:
-    """Yield the records of a JSONL manifest. A torn last line (a killed writer) is an error, not a skip."""
+def iter_json_objects(path: str | Path, encoding: str = "utf-8", hint: str = "") -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSONL file; a wrong encoding, invalid JSON or a value that
+    is not an object is a :class:`ManifestError` naming the line (``hint`` is appended to encoding errors)."""
     path = Path(path)
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
-                text = raw.decode("utf-8")
+                text = raw.decode(encoding)
             except UnicodeDecodeError as error:
-                raise ManifestError(path, number, "<row>", f"not UTF-8 ({error.reason} at byte {error.start})") from None
+                name = "UTF-8" if encoding.lower().replace("_", "-") == "utf-8" else encoding
+                problem = f"not {name} ({error.reason} at byte {error.start})" + (f"; {hint}" if hint else "")
+                raise ManifestError(path, number, "<row>", problem) from None
             if not text.strip():
                 continue
             try:
                 obj = json.loads(text)
             except json.JSONDecodeError as error:
                 raise ManifestError(path, number, "<row>", f"invalid JSON: {error.msg}") from None
-            yield parse_record(cls, obj, path, number)
+            if not isinstance(obj, dict):
+                raise ManifestError(path, number, "<row>", f"expected a JSON object, got {type(obj).__name__}")
+            yield number, obj
+
+
+def iter_records(path: str | Path, cls: type[Record]) -> Iterator[Record]:
+    """Yield the records of a JSONL manifest. A torn last line (a killed writer) is an error, not a skip."""
+    for number, obj in iter_json_objects(path):
+        yield parse_record(cls, obj, path, number)
 
 
 def read_records(path: str | Path, cls: type[Record]) -> list[Record]:

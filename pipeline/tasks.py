@@ -10,10 +10,10 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from s2sbench.data import DATA_DIR
+from s2sbench.pipeline.manifest import load_yaml
 
 TASKS_DIR = DATA_DIR / "tasks"
 
@@ -129,12 +129,7 @@ def load_task(name_or_path: str | Path) -> TaskConfig:
         if not path.exists():
             known = ", ".join(sorted(task_names())) or "none"
             raise TaskConfigError(f"unknown task '{name_or_path}' (known: {known}); or pass a path to a YAML file")
-    if not path.exists():
-        raise TaskConfigError(f"{path}: no such task file")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise TaskConfigError(f"{path}: not valid YAML: {error}") from None
+    raw = load_yaml(path, TaskConfigError)
     if not isinstance(raw, dict):
         raise TaskConfigError(f"{path}: expected a mapping at the top level")
     try:

@@ -28,7 +28,7 @@ import numpy as np
 
 from s2sbench.evaluation.models.base import AdapterError, Audio, Request
 from s2sbench.evaluation.models.causal import CausalLMAdapter, Encoded, encode_text_pair
-from s2sbench.evaluation.models.unit_lm import require_remote_code
+from s2sbench.evaluation.models.remote_code import require_remote_code
 from s2sbench.pipeline.manifest import sha256_bytes
 
 FREEZE_OMNI_CHECKPOINT = "VITA-MLLM/Freeze-Omni"

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from s2sbench.evaluation.models.base import Audio
-from s2sbench.evaluation.models.unit_lm import InterleavedUnitLMAdapter, require_remote_code
+from s2sbench.evaluation.models.remote_code import require_remote_code
+from s2sbench.evaluation.models.unit_lm import InterleavedUnitLMAdapter
 
 GLM4_VOICE_LM = "THUDM/glm-4-voice-9b"
 GLM4_VOICE_TOKENIZER = "THUDM/glm-4-voice-tokenizer"

@@ -15,19 +15,27 @@ from typing import Any
 
 from s2sbench.evaluation.models.speech_llm import SpeechLLMAdapter
 
-_YES = (True, "true", "True", "1", "yes")
+
+class RemoteCodeRefused(ValueError):
+    """A family needs code from its hub repository or GitHub checkout and the user did not allow it."""
+
+
+def require_remote_code(trust_remote_code: bool, adapter: str, what: str) -> None:
+    """Refuse to load ``what`` unless the user passed ``trust_remote_code=True``: that code runs with the user's
+    rights, so running it is the user's explicit decision, never a default."""
+    if trust_remote_code is not True:  # only an explicit True: a string such as 'false' is truthy
+        raise RemoteCodeRefused(f"{adapter} runs code shipped with {what}; read it, then pass "
+                                "trust_remote_code=True (CLI: --model-arg trust_remote_code=true) to allow it")
+
 
 
 class RemoteCodeAdapter(SpeechLLMAdapter):
     name = "remote-code"
     kind = "speech LLM (remote code)"
 
-    def __init__(self, model: str, *, trust_remote_code: bool | str = False, audio_placeholder: str = "<|AUDIO|>",
+    def __init__(self, model: str, *, trust_remote_code: bool = False, audio_placeholder: str = "<|AUDIO|>",
                  auto_class: str = "AutoModelForCausalLM", max_audio_s: float | None = 30.0, **options: Any) -> None:
-        if trust_remote_code not in _YES:
-            raise ValueError(
-                f"model '{model}' is loaded with code from its repository; read that code, then pass "
-                "trust_remote_code=True (CLI: --model-arg trust_remote_code=true), ideally with revision=<commit>")
+        require_remote_code(trust_remote_code, self.name, f"the repository of '{model}' (pin revision=<commit>)")
         self.audio_placeholder = audio_placeholder
         self.max_audio_s = float(max_audio_s) if max_audio_s is not None else None
         if not auto_class.startswith("AutoModel"):

@@ -138,15 +138,3 @@ class InterleavedUnitLMAdapter(CausalLMAdapter):
             prefix = self.lead + self.ids(self.text_open + request.context_prefix + context + self.text_to_speech)
         cont = self.ids(continuation) if isinstance(continuation, str) else list(self.speech_ids(continuation))
         return Encoded(tuple(prefix), tuple(cont), prefix_key=repr(prefix))
-
-
-class RemoteCodeRefused(ValueError):
-    """A family needs code from its hub repository or GitHub checkout and the user did not allow it."""
-
-
-def require_remote_code(trust_remote_code: bool, adapter: str, what: str) -> None:
-    """Refuse to load ``what`` unless the user passed ``trust_remote_code=True``: that code runs with the user's
-    rights, so running it is the user's explicit decision, never a default."""
-    if trust_remote_code is not True:
-        raise RemoteCodeRefused(f"{adapter} runs code shipped with {what}; read it, then pass "
-                                "trust_remote_code=True (CLI: --model-arg trust_remote_code=true) to allow it")

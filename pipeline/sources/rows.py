@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from s2sbench.pipeline.manifest import ManifestError, parse_record
+from s2sbench.pipeline.manifest import ManifestError, iter_json_objects, parse_record
 from s2sbench.pipeline.records import Drop, Item
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
 
@@ -134,15 +133,7 @@ def read_delimited(path: Path, delimiter: str | None = None, encoding: str = "ut
 
 
 def read_jsonl(path: Path, encoding: str = "utf-8") -> Iterator[Row]:
-    for number, text in enumerate(decode(path, encoding).splitlines(), start=1):
-        if not text.strip():
-            continue
-        try:
-            values = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ManifestError(path, number, "<row>", f"invalid JSON: {error.msg}") from None
-        if not isinstance(values, dict):
-            raise ManifestError(path, number, "<row>", "expected a JSON object")
+    for number, values in iter_json_objects(path, encoding, hint="set source.options.encoding (e.g. gbk)"):
         yield Row(str(path), number, values)
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
 from s2sbench.data import DATA_DIR
+from s2sbench.pipeline.manifest import load_yaml
 from s2sbench.pipeline.tts import ENGINES
 from s2sbench.pipeline.tts.base import Voice
 
@@ -40,12 +40,7 @@ def _resolve(value: str | None, base: Path) -> str | None:
 
 
 def _read_file(path: Path) -> list[Voice]:
-    if not path.exists():
-        raise VoiceConfigError(f"{path}: no such voice file")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise VoiceConfigError(f"{path}: not valid YAML: {error}") from None
+    raw = load_yaml(path, VoiceConfigError)
     if not isinstance(raw, list):
         raise VoiceConfigError(f"{path}: expected a list of voices at the top level")
     voices = []

@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from s2sbench.pipeline.manifest import read_records
 from s2sbench.pipeline.records import BuildRow, ClipCheck

@@ -8,7 +8,7 @@ import pytest
 from .paper_helpers import char_tokenizer, clip, fbank_projector
 
 from s2sbench.evaluation.models.freeze_omni import CHAT_PREFIX, FreezeOmniAdapter, freeze_omni
-from s2sbench.evaluation.models.unit_lm import RemoteCodeRefused
+from s2sbench.evaluation.models.remote_code import RemoteCodeRefused
 from s2sbench.evaluation.protocol import EvalItem, build_requests
 from s2sbench.pipeline.tasks import Templates
 

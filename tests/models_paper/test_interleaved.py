@@ -10,7 +10,7 @@ from .paper_helpers import char_tokenizer, clip, tiny_llama
 
 from s2sbench.evaluation.models.glm4_voice import GLM4VoiceAdapter, audio_markup, glm4_voice
 from s2sbench.evaluation.models.spirit_lm import SpiritLMAdapter, spirit_lm
-from s2sbench.evaluation.models.unit_lm import RemoteCodeRefused
+from s2sbench.evaluation.models.remote_code import RemoteCodeRefused
 from s2sbench.evaluation.protocol import EvalItem, build_requests
 from s2sbench.pipeline.tasks import Templates
 
