@@ -99,5 +99,9 @@ def test_coqui_seeding_holds_when_build_threads_share_the_engine(coqui_voice):
     alone = [engine.synthesize("a short test.", coqui_voice, seed).samples for seed in (1, 2)]
     with ThreadPoolExecutor(4) as pool:
         together = list(pool.map(lambda seed: engine.synthesize("a short test.", coqui_voice, seed).samples, [1, 2, 1, 2]))
+    # the seed decides the noise exactly; torch's intra-op reductions may still round the last float bit differently
+    # from another calling thread, far below what the 16-bit clips in the store can hold
     for index, samples in enumerate(together):
-        assert np.array_equal(samples, alone[index % 2])
+        np.testing.assert_allclose(samples, alone[index % 2], rtol=0, atol=1e-6)
+    differ = alone[0].shape != alone[1].shape or not np.allclose(alone[0], alone[1], rtol=0, atol=1e-3)
+    assert differ, "different seeds must give different audio"
