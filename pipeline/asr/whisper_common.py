@@ -82,11 +82,14 @@ class WhisperASR(ASREngine):
         checked = [check_clip(clip, index) for index, clip in enumerate(clips)]
         texts: list[str | None] = [None] * len(checked)
         short = [index for index, clip in enumerate(checked) if len(clip) <= WINDOW_SAMPLES]
-        for start in range(0, len(short), self.batch_size):
-            batch = short[start : start + self.batch_size]
-            for index, text in zip(batch, self._decode_window([checked[i] for i in batch], code)):
-                texts[index] = text
-        for index, clip in enumerate(checked):
-            if texts[index] is None:
-                texts[index] = self._transcribe_long(clip, code)
+        try:
+            for start in range(0, len(short), self.batch_size):
+                batch = short[start : start + self.batch_size]
+                for index, text in zip(batch, self._decode_window([checked[i] for i in batch], code)):
+                    texts[index] = text
+            for index, clip in enumerate(checked):
+                if texts[index] is None:
+                    texts[index] = self._transcribe_long(clip, code)
+        except RuntimeError as error:  # the backend's own failure (CTranslate2, torch): this batch, not the build
+            raise TranscriptionError(f"{self.model_id} failed: {error}") from error
         return [text.strip() for text in texts]

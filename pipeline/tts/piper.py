@@ -72,6 +72,14 @@ def _speaker_id(config, speaker: str | int | None, voice_id: str) -> int:
     return config.speaker_id_map[speaker]
 
 
+
+def _onnxruntime_errors() -> tuple[type[Exception], ...]:
+    """onnxruntime's run-time errors (Fail, InvalidArgument, ...), which derive from Exception, not RuntimeError."""
+    from onnxruntime.capi import onnxruntime_pybind11_state as state
+
+    return (state.Fail, state.InvalidArgument, state.RuntimeException, state.EPFail, state.EngineError)
+
+
 class PiperEngine(TTSEngine):
     """Options: ``speaker_id`` (int, multi-speaker voices; or give it as ``voice.speaker``), ``length_scale``,
     ``noise_scale``, ``noise_w_scale``."""
@@ -131,7 +139,10 @@ class PiperEngine(TTSEngine):
                       NOISE_INPUT: np.array([call_offset(seed, sentence)], dtype=np.int64)}
             if config.num_speakers > 1:
                 inputs["sid"] = np.array([_speaker_id(config, speaker, voice.id)], dtype=np.int64)
-            chunks.append(piper_voice.session.run(None, inputs)[0].reshape(-1))
+            try:
+                chunks.append(piper_voice.session.run(None, inputs)[0].reshape(-1))
+            except (RuntimeError, *_onnxruntime_errors()) as error:
+                raise SynthesisError(f"piper failed on voice '{voice.id}': {error}") from error
         if not chunks:
             raise SynthesisError(f"empty audio: piper found no speakable phonemes in {text[:60]!r}")
         return Waveform(samples=np.concatenate(chunks).astype(np.float32), sample_rate_hz=config.sample_rate)
