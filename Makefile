@@ -23,7 +23,7 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	  else echo "missing Debian packages (install them as root): $$missing"; fi; \
 	fi
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q -r requirements.txt
+	set -o pipefail; $(BIN)/pip install -q -r requirements.txt 2>&1 | { grep -v "^WARNING: Location '.*' is ignored" || true; }
 	$(BIN)/pip install -q --no-deps -r requirements-nodeps.txt
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)

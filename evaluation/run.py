@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 from pydantic import ValidationError
+from tqdm.auto import tqdm
 
 from s2sbench.evaluation.models.base import Audio, ModelAdapter
 from s2sbench.evaluation.protocol import (
@@ -308,10 +309,13 @@ def evaluate(
     try:
         for split_name, split, dataset_dir in _open_splits(build_dir):
             table = split.with_format("arrow")  # raw audio bytes: decoded only when a candidate needs scoring
+            progress = tqdm(total=len(split), desc=f"score {split_name}", unit="row", disable=None, leave=False)
             for start in range(0, len(split), options.chunk_rows):
                 rows = table[start : start + options.chunk_rows].to_pylist()
                 where = [f"{dataset_dir} split '{split_name}' row {start + i}" for i in range(len(rows))]
                 evaluation.run_chunk(rows, where)
+                progress.update(len(rows))
+            progress.close()
     finally:
         cache.close()
     return _report(build_dir, out_dir, adapter, evaluation, options)

@@ -31,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--dataset", required=True, type=Path, help="build directory (the one with dataset/)")
+    parser.add_argument("--dataset", "--build", dest="dataset", required=True, type=Path, metavar="DIR",
+                        help="build directory (the one with dataset/); --build is the same option, as in `report`")
     parser.add_argument("--model", required=True, help="adapter name (hf-causal, smollm2, cascade, qwen2-audio, ...)")
     parser.add_argument("--model-arg", action="append", default=[], metavar="KEY=VALUE",
                         help="adapter option, repeatable (values parse as YAML: 8 -> int, true -> bool)")  # fmt: skip
