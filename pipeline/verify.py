@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
+from s2sbench.pipeline.normalize import normalize_for_tts
 from s2sbench.pipeline.records import Clip, ClipCheck, Item
 from s2sbench.pipeline.tasks import GateConfig, SpeechRate
 
@@ -78,6 +79,8 @@ def normalize(text: str, language: str) -> str:
     code = base_language(language)
     if code in CER_LANGUAGES:
         text = unicodedata.normalize("NFKC", text).lower()
+        if code == "zh":  # numbers, dates and currency in Hanzi on both sides, as the TTS read them: 3个 == 三个
+            text = normalize_for_tts(text, "zh")
         if code in TRADITIONAL_TO_SIMPLIFIED:
             text = _to_simplified()(text)
         return re.sub(r"\s+", "", _strip_punctuation(text))

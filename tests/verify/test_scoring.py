@@ -57,3 +57,12 @@ def test_empty_reference_counts_every_heard_word_as_an_error():
     assert (heard.rate, heard.insertions) == (1.0, 2)
     with pytest.raises(ValueError, match="unknown metric 'ter'"):
         score_normalized("a", "a", "ter")
+
+
+def test_chinese_numbers_count_the_same_in_digits_and_hanzi():
+    from s2sbench.pipeline.verify import error_rate
+
+    assert error_rate("我买了三个苹果", "我买了3个苹果", "zh").rate == 0.0
+    assert error_rate("花了十二点五元", "花了12.5元", "zh").rate == 0.0
+    assert error_rate("二零二四年三月五日", "2024年3月5日", "zh").rate == 0.0
+    assert error_rate("我买了三个苹果", "我买了4个苹果", "zh").substitutions == 1
