@@ -18,6 +18,7 @@ from s2sbench.pipeline.sources.rows import (
     read_delimited,
     read_hub,
     require_columns,
+    source_of,
     source_path,
     text_cell,
 )
@@ -90,7 +91,7 @@ def _question(task: TaskConfig, policy: RowPolicy, subject: str, row: Row) -> It
         "context": question,
         "candidates": options,
         "right": LETTERS.index(answer),
-        "source": {"file": row.file, "row": row.line},
+        "source": source_of(row),
         "meta": {"subject": subject, "question": question, "options": options, "answer": answer},
     }
     return policy.item(row, record, "<row>")

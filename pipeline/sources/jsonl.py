@@ -21,6 +21,7 @@ from s2sbench.pipeline.sources.rows import (
     read_hub,
     read_table,
     require_columns,
+    source_of,
     source_path,
 )
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
@@ -80,6 +81,6 @@ def _item(task: TaskConfig, policy: RowPolicy, row: Row, columns: dict, labels: 
         "context": context,
         "candidates": candidates,
         "right": right,
-        "source": {"file": row.file, "row": row.line},
+        "source": source_of(row),
     }
     return policy.item(row, record, columns["id"])

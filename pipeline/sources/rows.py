@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from s2sbench.data import DATA_DIR
 from s2sbench.pipeline.manifest import ManifestError, iter_json_objects, parse_record
 from s2sbench.pipeline.records import Drop, Item
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
@@ -130,6 +131,16 @@ def read_delimited(path: Path, delimiter: str | None = None, encoding: str = "ut
         if len(cells) != len(header):
             raise ManifestError(path, line, "<row>", f"{len(cells)} fields, the header has {len(header)}")
         yield Row(str(path), line, dict(zip(header, cells)))
+
+
+def source_of(row: Row) -> dict[str, Any]:
+    """An item's provenance. Files shipped in ``s2sbench.data`` are named relative to it, so a dataset built from
+    them (and published) carries no local path of the machine that built it; user files keep their path."""
+    try:
+        file = f"s2sbench.data/{Path(row.file).resolve().relative_to(DATA_DIR).as_posix()}"
+    except ValueError:
+        file = row.file
+    return {"file": file, "row": row.line}
 
 
 def read_jsonl(path: Path, encoding: str = "utf-8") -> Iterator[Row]:

@@ -20,6 +20,7 @@ from s2sbench.pipeline.sources.rows import (
     read_hub,
     read_table,
     require_columns,
+    source_of,
     source_path,
     text_cell,
 )
@@ -80,7 +81,7 @@ def _story(task: TaskConfig, policy: RowPolicy, row: Row, columns: dict) -> Item
         "context": join_sentences(sentences, task.language),
         "candidates": [texts[column] for column in columns["endings"]],
         "right": int(label) - 1,
-        "source": {"file": row.file, "row": row.line},
+        "source": source_of(row),
         "meta": {"story_id": story_id, "sentences": sentences},
     }
     return policy.item(row, record, columns["id"] if story_id else "<row>")
