@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from s2sbench.flows.commands import add_command
 from s2sbench.flows.runners import add_runner_arguments, make_task_runner
 
 EXAMPLES = """examples:
@@ -16,12 +17,12 @@ EXAMPLES = """examples:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "build",
         help="build a spoken benchmark (items, TTS, ASR gate, dataset)",
         description="Build a spoken benchmark: load items, synthesize, verify with Whisper, assemble a dataset.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("tasks", nargs="+", metavar="TASK", help="task name from `s2sbench tasks` or a task YAML path")
     parser.add_argument("--out", required=True, type=Path, help="build directory (re-running resumes it)")

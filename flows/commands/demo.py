@@ -7,6 +7,8 @@ import shutil
 import time
 from pathlib import Path
 
+from s2sbench.flows.commands import add_command
+
 EXAMPLES = """examples:
   s2sbench demo --out demo-out
   s2sbench demo --out demo-out --limit 4      # a quicker run on 4 items per task
@@ -14,7 +16,8 @@ EXAMPLES = """examples:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "demo",
         help="build the embedded demo benchmark, evaluate it and print the table",
         description=(
@@ -22,7 +25,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "gate, evaluate T->T and the cascade S->T baseline with SmolLM2, and print accuracy and degradation."
         ),
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--out", type=Path, default=Path("demo-out"), help="output folder, made fresh (default: demo-out)")
     parser.add_argument("--limit", type=int, help="use only the first N items of each demo task")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from s2sbench.flows.commands import add_command
+
 EXAMPLES = """examples:
   s2sbench eval --dataset build/ --model smollm2 --out results/
   s2sbench eval --dataset build/ --model hf-causal --model-arg model=Qwen/Qwen2.5-7B --modes 'T->T' --out results.json
@@ -23,13 +25,13 @@ MODES = ("T->T", "S->T", "S->S", "T->S")  # evaluation.protocol.MODES, repeated 
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "eval",
         help="score a model on a build (accuracy per mode, degradation, checkpoint sweeps)",
         description="Score a model on a build in T->T, S->T, S->S and T->S modes; report accuracies with bootstrap "
         "intervals, the text-to-speech degradation with an exact McNemar test, and checkpoint trajectories.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--dataset", "--build", dest="dataset", required=True, type=Path, metavar="DIR",
                         help="build directory (the one with dataset/); --build is the same option, as in `report`")
@@ -54,7 +56,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def parse_model_args(pairs: list[str]) -> dict[str, object]:
     import yaml
-
     from s2sbench.flows.cli import CommandError
 
     options: dict[str, object] = {}

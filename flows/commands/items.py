@@ -9,6 +9,8 @@ import argparse
 import json
 from pathlib import Path
 
+from s2sbench.flows.commands import add_command
+
 EXAMPLES = """examples:
   s2sbench items demo-scmmlu-zh --out items.jsonl
   s2sbench items sstorycloze --source-path ~/data/cloze_test_test__spring2016.csv --out sc.jsonl
@@ -19,12 +21,12 @@ writes OUT, OUT with .drops.jsonl (every dropped row with its reason) and OUT wi
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "items",
         help="write the item manifest of a task without synthesizing",
         description="Load a task's source, build its candidates and write the items as JSONL.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("task", metavar="TASK", help="task name from `s2sbench tasks` or a task YAML path")
     parser.add_argument("--out", required=True, type=Path, help="item manifest to write (JSONL)")

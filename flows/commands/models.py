@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from s2sbench.flows.commands import add_command
+
 EXAMPLES = """examples:
   s2sbench models
   s2sbench models --json
@@ -19,13 +21,13 @@ COLUMNS = ("name", "modes", "speech", "status", "hub ids")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "models",
         help="list the model adapters",
         description="List every model adapter (built-in and third-party) with the modes it scores, the speech it "
         "takes, the hub ids a user passes as model=, and whether it was verified on real weights.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object per adapter")
     parser.set_defaults(handler=run)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from s2sbench.flows.commands import add_command
+
 EXPORT_EXAMPLES = """examples:
   s2sbench export-original build/ --out s2s-original/
   # then, with the original code: --config s2s-original/eval_s2t.yaml --root_dir s2s-original/
@@ -17,25 +19,25 @@ IMPORT_EXAMPLES = """examples:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    export = subparsers.add_parser(
+    export = add_command(
+        subparsers,
         "export-original",
         help="write a build in the original S2SBench layout (JSONL + one wav per row)",
         description="Write each config of a build as <config>.jsonl and <config>/<uttid>.wav: stories as consecutive-id "
         "pairs with the right ending first, choice sets with A-D and answer; plus eval_s2t.yaml for the original code.",
         epilog=EXPORT_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     export.add_argument("build", type=Path, metavar="DIR", help="build directory (from `s2sbench build`)")
     export.add_argument("--out", required=True, type=Path, help="output folder")
     export.set_defaults(handler=run_export)
 
-    imp = subparsers.add_parser(
+    imp = add_command(
+        subparsers,
         "import-original",
         help="read the original S2SBench layout into items and a dataset s2sbench can evaluate",
         description="Read original-layout sets (an export-original folder, a folder with eval_s2t.yaml, or one JSONL "
         "with --audio-dir) into items/<task>.jsonl and dataset/ like a build's (audio marked unverified).",
         epilog=IMPORT_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     imp.add_argument("source", type=Path, metavar="SOURCE", help="export folder, folder with eval_s2t.yaml, or a JSONL file")
     imp.add_argument("--out", required=True, type=Path, help="output folder")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from s2sbench.flows.commands import add_command
+
 DRY_RUN_DEFAULT = Path("hub-repo")  # relative: under the build directory
 
 EXAMPLES = """examples:
@@ -19,13 +21,13 @@ Re-running after a failure resumes: files already on the Hub with the same conte
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "publish",
         help="upload a build to the Hugging Face Hub and check it loads back",
         description="Upload a build as a Hub dataset (a config per task and voice, parquet with embedded audio, a "
         "generated dataset card), then load it back and compare row counts and audio hashes.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("build", type=Path, metavar="DIR", help="build directory (from `s2sbench build`)")
     parser.add_argument("--repo-id", required=True, help="dataset repo, ORG/NAME")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from s2sbench.flows.commands import add_command
+
 EXAMPLES = """examples:
   s2sbench report eval/ --build build/ --out report.html
   s2sbench report eval/results.json other-model/results.json --out compare.html --markdown summary.md --csv summary.csv
@@ -21,14 +23,14 @@ NORMALIZATIONS = ("token", "char", "byte", "sum")  # evaluation.scoring.NORMALIZ
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "report",
         help="write an HTML report (tables, plots, clips to listen to) and the summary as markdown/CSV",
         description="Write one self-contained HTML file with the accuracy per mode and the degradation (with 95% "
         "intervals and McNemar p), plots, checkpoint trajectories, the build's verification audit with kept and "
         "rejected clips to listen to, and how each number was computed.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("results", nargs="*", type=Path, metavar="RESULTS", help="results.json, eval folder or sweep folder")
     parser.add_argument("--build", type=Path, metavar="DIR", help="build directory to audit (made by `s2sbench build`)")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from s2sbench.flows.commands import add_command
+
 EXAMPLES = """examples:
   s2sbench tasks
   s2sbench tasks --dir my_tasks/
@@ -15,12 +17,12 @@ COLUMNS = ("name", "language", "loader", "construction", "scoring", "voices", "v
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "tasks",
         help="list the registered tasks",
         description="List the tasks of the registry (one YAML file each) with their language, source and scoring.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--dir", help="a folder of task YAML files to list instead of the shipped registry")
     parser.set_defaults(handler=run)

@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from s2sbench.flows.commands import add_command
+
 EXAMPLES = """examples:
   s2sbench verify build/
   s2sbench verify build/ --engine openai-whisper --model tiny.en
@@ -15,7 +17,8 @@ EXAMPLES = """examples:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "verify",
         help="re-verify a build's clips with another ASR model and write a new audit",
         description=(
@@ -23,7 +26,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "and write a new audit (verification.jsonl + report.json) beside the build; the build is not changed."
         ),
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("build_dir", type=Path, metavar="DIR", help="a build directory made by `s2sbench build`")
     parser.add_argument("--engine", default="faster-whisper", help="ASR engine: faster-whisper or openai-whisper")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from s2sbench.flows.commands import add_command
+
 EXAMPLES = """examples:
   s2sbench voices
   s2sbench voices --check
@@ -22,13 +24,13 @@ FALLBACK_SENTENCE = "1, 2, 3."
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "voices",
         help="list the voices and check that they synthesize",
         description="List the voice registry (data/voices/*.yaml and $S2SBENCH_VOICES); with --check, synthesize a "
         "test sentence with each voice and report its duration and real-time factor.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--file", action="append", default=None, metavar="YAML",
                         help="voice file(s) to use instead of the registry (repeatable)")
