@@ -4,17 +4,17 @@ checkpoints loaded through the hf-causal adapter."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-from s2sbench.pipeline.assemble import dataset_features, split_name
 from s2sbench.evaluation.models.base import Audio, LogLikelihood, ModelAdapter, Request
+from s2sbench.pipeline.assemble import dataset_features, split_name
 from s2sbench.pipeline.manifest import stable_hash, write_json, write_records
 from s2sbench.pipeline.records import Item, Source
 from s2sbench.pipeline.tasks import TaskConfig
+
+from ..factories import tone_wav
 
 SAMPLE_RATE_HZ = 16_000
 STORY_VOICES = ("voice-a", "voice-b")
@@ -44,13 +44,7 @@ CHOICE_TASK = TaskConfig(
 
 
 def wav_bytes(seed: int, duration_s: float = 0.3) -> bytes:
-    t = np.arange(int(duration_s * SAMPLE_RATE_HZ)) / SAMPLE_RATE_HZ
-    samples = (0.3 * np.sin(2 * np.pi * (180 + 37 * seed) * t)).astype(np.float32)
-    buffer = io.BytesIO()
-    import soundfile
-
-    soundfile.write(buffer, samples, SAMPLE_RATE_HZ, format="WAV", subtype="PCM_16")
-    return buffer.getvalue()
+    return tone_wav(seed, duration_s)
 
 
 def _rows(task: str, language: str, raw: list, voices: tuple[str, ...], speak_candidates: bool, out: Path) -> list[dict]:

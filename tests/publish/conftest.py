@@ -7,7 +7,6 @@ is chosen here and the server starts on it. If either library was imported earli
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import socket
@@ -34,13 +33,13 @@ os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
 os.environ.pop("HF_HUB_OFFLINE", None)
 os.environ.pop("HF_DATASETS_OFFLINE", None)
 
-import numpy as np  # noqa: E402
-import soundfile as sf  # noqa: E402
 
-from .local_hub import LocalHub  # noqa: E402
 from s2sbench.pipeline.assemble import dataset_features, split_name
 from s2sbench.pipeline.manifest import sha256_bytes, write_json, write_records  # noqa: E402
 from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Drop, Item, Source, clip_role  # noqa: E402
+
+from ..factories import tone_wav
+from .local_hub import LocalHub  # noqa: E402
 
 SAMPLE_RATE_HZ = 16_000
 FAKE_TOKEN = "hf_fixtureTOKEN0123456789secret"
@@ -57,12 +56,7 @@ CHOICES = [
 
 
 def wav_bytes(seed: int, duration_s: float = 0.4) -> bytes:
-    """A distinct 16 kHz PCM-16 wav per seed: a tone whose pitch depends on the seed."""
-    t = np.arange(int(duration_s * SAMPLE_RATE_HZ)) / SAMPLE_RATE_HZ
-    samples = (0.3 * np.sin(2 * np.pi * (180 + 37 * seed) * t)).astype(np.float32)
-    buffer = io.BytesIO()
-    sf.write(buffer, samples, SAMPLE_RATE_HZ, format="WAV", subtype="PCM_16")
-    return buffer.getvalue()
+    return tone_wav(seed, duration_s)
 
 
 def _clip(item: Item, role: str, voice: str, engine: str, text: str, audio: bytes) -> Clip:
