@@ -243,6 +243,11 @@ def _make_handler(hub: LocalHub):
                 return None
             return oid, repo.commits[oid]
 
+        def _repo_commit(self, match) -> tuple[str, dict] | None:
+            """The commit that the request's repo and revision name; None once a 404 has been answered."""
+            repo = self._repo(match["kind"], match["repo"])
+            return None if repo is None else self._commit(repo, match["rev"])
+
         # -- endpoints -----------------------------------------------------------------------------------------
         def create_repo(self, match, query, body) -> None:
             payload = json.loads(body)
@@ -280,10 +285,7 @@ def _make_handler(hub: LocalHub):
             self._json(200, {"errors": [], "warnings": []})
 
         def preupload(self, match, query, body) -> None:
-            repo = self._repo(match["kind"], match["repo"])
-            if repo is None:
-                return
-            found = self._commit(repo, match["rev"])
+            found = self._repo_commit(match)
             if found is None:
                 return
             existing = found[1]["files"]
@@ -389,10 +391,7 @@ def _make_handler(hub: LocalHub):
             return dirs + entries
 
         def tree(self, match, query, body) -> None:
-            repo = self._repo(match["kind"], match["repo"])
-            if repo is None:
-                return
-            found = self._commit(repo, match["rev"])
+            found = self._repo_commit(match)
             if found is None:
                 return
             files = found[1]["files"]
@@ -405,10 +404,7 @@ def _make_handler(hub: LocalHub):
             self._json(200, self._listing(files, folder, recursive))
 
         def paths_info(self, match, query, body) -> None:
-            repo = self._repo(match["kind"], match["repo"])
-            if repo is None:
-                return
-            found = self._commit(repo, match["rev"])
+            found = self._repo_commit(match)
             if found is None:
                 return
             files = found[1]["files"]
@@ -427,10 +423,7 @@ def _make_handler(hub: LocalHub):
             self._json(200, result)
 
         def resolve(self, match, query, body, head: bool = False) -> None:
-            repo = self._repo(match["kind"], match["repo"])
-            if repo is None:
-                return
-            found = self._commit(repo, match["rev"])
+            found = self._repo_commit(match)
             if found is None:
                 return
             oid, commit = found
