@@ -70,3 +70,12 @@ def fbank_projector(hidden_size: int, frames_per_embedding: int = 4):
         return pooled @ projection
 
     return embed
+
+
+def plain_scores(adapter, requests):
+    """The adapter's scores with shared-prefix reuse switched off (restored afterwards), to compare against."""
+    adapter.shared_prefix = False
+    try:
+        return adapter.loglikelihood(requests)
+    finally:
+        adapter.shared_prefix = True

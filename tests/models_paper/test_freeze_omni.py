@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from .paper_helpers import char_tokenizer, clip, fbank_projector
+from .paper_helpers import char_tokenizer, clip, fbank_projector, plain_scores
 
 from s2sbench.evaluation.models.freeze_omni import CHAT_PREFIX, FreezeOmniAdapter, freeze_omni
 from s2sbench.evaluation.models.remote_code import RemoteCodeRefused
@@ -56,11 +56,7 @@ def test_speech_to_text_scores_equal_a_hand_built_forward(adapter):
         first = len(encoded.prefix_ids) - 1
         expected = [logprobs[first + i, t].item() for i, t in enumerate(encoded.continuation_ids)]
         assert np.allclose(result.per_token, expected, atol=1e-4)
-    adapter.shared_prefix = False
-    try:
-        plain = adapter.loglikelihood(requests)
-    finally:
-        adapter.shared_prefix = True
+    plain = plain_scores(adapter, requests)
     assert np.allclose([r.sum_logprob for r in plain], [r.sum_logprob for r in results], atol=1e-4)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from .paper_helpers import clip
+from .paper_helpers import clip, plain_scores
 
 from s2sbench.evaluation.models import get_adapter
 from s2sbench.evaluation.models.base import AdapterError
@@ -90,11 +90,7 @@ def test_scores_only_the_continuation_units(adapter):
 def test_shared_prefix_equals_plain_scoring(adapter):
     requests = build_requests(_item(), Templates(), "S->S")
     shared = adapter.loglikelihood(requests)
-    adapter.shared_prefix = False
-    try:
-        plain = adapter.loglikelihood(requests)
-    finally:
-        adapter.shared_prefix = True
+    plain = plain_scores(adapter, requests)
     assert np.allclose([r.sum_logprob for r in shared], [r.sum_logprob for r in plain], atol=1e-4)
 
 
