@@ -74,7 +74,8 @@ class Speaker:
 
     def speak(self, item: Item, voice: Voice) -> SpeakOutcome:
         outcome = SpeakOutcome(item_id=item.id, voice=voice.id, row=None)
-        pending = texts_to_speak(item, self.task)
+        texts = texts_to_speak(item, self.task)
+        pending = dict(texts)
         accepted: dict[str, tuple[Clip, ClipCheck]] = {}
         last_reason: dict[str, str] = {}
         for attempt in range(1, self.task.gate.max_attempts + 1):
@@ -101,13 +102,12 @@ class Speaker:
             role = next(iter(pending))
             outcome.dropped_reason = f"{role} failed {self.task.gate.max_attempts} attempt(s): {last_reason.get(role, '')}"
             return outcome
-        order = list(texts_to_speak(item, self.task))
         outcome.row = BuildRow(
             id=BuildRow.make_id(item.id, voice.id),
             item=item,
             voice=voice.id,
-            clips={role: accepted[role][0] for role in order},
-            checks={role: accepted[role][1] for role in order},
+            clips={role: accepted[role][0] for role in texts},
+            checks={role: accepted[role][1] for role in texts},
         )
         return outcome
 
