@@ -6,7 +6,7 @@
   (tStoryCloze); never the item's own story, never a text already among its candidates.
 - ``scmmlu_rewrite``: rewrite the question and its options into statements sharing one first half (the context),
   trying the rewriters of ``options.rewriters`` in order (``rules``, ``llm``); a question none can rewrite is
-  dropped with every rewriter's reason.
+  dropped with every rewriter's reason; ``handled_by_rule`` counts the rule rewriter's rules.
 - ``translate``: English stories into Chinese (zh-sStoryCloze), from an XStoryCloze zh file where it has the
   story, else through the LLM client, with English names replaced by Chinese names.
 
@@ -117,6 +117,7 @@ class ScmmluRewrite(CandidateBuilder):
             ]
         except ValueError as error:
             raise TaskConfigError(f"{task.path}: key 'candidates.options': {error}") from None
+        self.by_rule: Counter[str] = Counter()
 
     def build(self, item: Item) -> Item | DroppedRow:
         question = Question(item.meta.get("question", item.context), tuple(item.candidates), item.right)
@@ -131,8 +132,14 @@ class ScmmluRewrite(CandidateBuilder):
             self.handled[rewriter.name] += 1
             meta = {**item.meta, "question": question.text, "options": list(question.options)}
             meta["rewriter"] = rewriter.name
+            if statements.rule:
+                meta["rule"] = statements.rule
+                self.by_rule[statements.rule] += 1
             return _with(item, context=statements.first_half, candidates=list(statements.second_halves), meta=meta)
         return self.reject(item, "rewrite", reasons, "Question")
+
+    def report(self) -> dict[str, Any]:
+        return {**super().report(), "handled_by_rule": dict(self.by_rule)}
 
 
 class Translate(CandidateBuilder):

@@ -30,6 +30,7 @@ class Statements:
 
     first_half: str
     second_halves: tuple[str, ...]
+    rule: str = ""  # which rule of the rule rewriter wrote it (empty for the LLM)
 
 
 class RewriteRejected(ValueError):

