@@ -1,16 +1,20 @@
 """Text normalization before TTS: numbers, dates, times, currency, abbreviations and symbols become words.
 
 A TTS engine reads "$5" or "2024年" its own way (often wrongly, sometimes not at all); writing them out makes the
-speech say what the text says, and the written-out text is what the clip records as ``normalized_text``. The rules
-are ordered: specific patterns (dates, currency, percentages) run before bare numbers.
+speech say what the text says, and the written-out text is what the clip records as ``normalized_text``.
+Chinese goes through WeTextProcessing (``wetext``), with the few fixes listed in docs/normalization.md; the same
+reading is the Chinese side of the ASR gate's CER (:func:`chinese_for_cer`). English uses ordered rules over
+num2words (specific patterns such as dates, currency and percentages run before bare numbers); other languages get
+num2words for bare numbers.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
-__all__ = ["normalize_for_tts", "chinese_number", "chinese_digits"]
+__all__ = ["normalize_for_tts", "spoken_chinese", "chinese_for_cer"]
 
 Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
 
@@ -25,7 +29,7 @@ def normalize_for_tts(text: str, language: str) -> str:
     if family == "en":
         text = _apply(text, _ENGLISH_RULES)
     elif family == "zh":
-        text = _apply(text, _CHINESE_RULES)
+        text = spoken_chinese(text)
     else:
         text = _other_language_numbers(text, family)
     return re.sub(r"\s+", " ", text).strip()
@@ -181,105 +185,49 @@ _ENGLISH_RULES: list[Rule] = [
 
 # ---------------------------------------------------------------- Chinese
 
-_CN_DIGITS = "零一二三四五六七八九"
-_CN_UNITS = ["", "十", "百", "千"]
-_CN_SECTIONS = ["", "万", "亿", "万亿"]
-# A lone 2 before these measure words is read 两 (两个人), not 二.
-_MEASURE_WORDS = set("个只本件位次天条张块斤把辆双台头匹间岁倍碗杯瓶家种句")
-_CURRENCY_ZH = {"$": "美元", "¥": "元", "€": "欧元", "£": "英镑"}
-_UNITS_ZH = {"km/h": "公里每小时", "°C": "摄氏度", "℃": "摄氏度", "°F": "华氏度", "km": "公里", "kg": "公斤",
-             "cm": "厘米", "mm": "毫米", "m": "米", "g": "克"}
-_SYMBOLS_ZH = {"+": "加", "=": "等于", "&": "和", "@": "艾特", "×": "乘", "~": "到", "#": "号"}
+# Chinese is read by WeTextProcessing (the ``wetext`` runtime: finite-state grammars for numbers, negatives,
+# decimals, fractions, percentages, dates, times, currency, units, phone numbers and years digit by digit). The
+# pieces around it are the cases it reads wrongly (listed in docs/normalization.md):
+_MINUS = re.compile(r"[\u2212\u2012\u2013\ufe63\uff0d](?=\d)")  # −5 is read like -5 (it leaves −, – untouched)
+_THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d,])")  # "12,345": it reads 十二,三百四十五
+_ZERO_LED_CODE = re.compile(r"(?<![\d.])0\d{3,}(?![\d.])")  # "0302": it reads 零三百零二
+# A lone 2 before these measure words is 两 (两种, 两倍); it writes 二种, 二次, 二倍.
+_TWO_BEFORE_MEASURE = re.compile(r"(?<![\d.])2(?=[种次倍件条只本张块辆台双句类项]|米(?!\w))")
+# Its 两 where only 二 is right: ordinals (第两名) and the day of a date (三月两日).
+_WRONG_LIANG = re.compile(r"(?<=第)两|(?<=月)两(?=[日号])")
+# A fraction after 约 or a minus sign: it reads "约1/3" as 三分之约一 and "-1/3" as 三分之负一, so the fraction is read alone.
+_FRACTION = re.compile(r"(?<![\d./])(?P<minus>-)?(?P<fraction>\d+/\d+)(?![\d/])")
+_SENTENCE_END = re.compile(r"([。！？；!?;\n]\s*)")
+_DIGITS = "零一二三四五六七八九"
+# The readings a transcript may write either way, folded for CER: 两/二 (两百 or 二百), 幺/一 (phone digits), 〇/零.
+_CER_FOLD = str.maketrans("两幺〇", "二一零")
 
 
-def chinese_digits(digits: str) -> str:
-    """Digit by digit (years, phone numbers): ``2024`` -> ``二零二四``."""
-    return "".join(_CN_DIGITS[int(d)] for d in digits if d.isdigit())
+@functools.cache
+def _wetext_chinese():
+    from wetext import Normalizer
+
+    return Normalizer(lang="zh", operator="tn")
 
 
-def _four_digits(value: int) -> str:
-    out, zero_pending = "", False
-    for position in range(3, -1, -1):
-        digit = value // 10**position % 10
-        if digit == 0:
-            zero_pending = bool(out)
-            continue
-        if zero_pending:
-            out += "零"
-            zero_pending = False
-        out += _CN_DIGITS[digit] + _CN_UNITS[position]
-    return out
+@functools.lru_cache(maxsize=4096)
+def spoken_chinese(text: str) -> str:
+    """``text`` with every number, date, amount and unit written out as it is read aloud (``-5.5°C`` ->
+    ``负五点五摄氏度``, ``2024年3月5日`` -> ``二零二四年三月五日``, ``13812345678`` digit by digit)."""
+    text = _MINUS.sub("-", text)
+    text = _THOUSANDS.sub(lambda match: match[0].replace(",", ""), text)
+    text = _ZERO_LED_CODE.sub(lambda match: "".join(_DIGITS[int(digit)] for digit in match[0]), text)
+    text = _TWO_BEFORE_MEASURE.sub("两", text)
+    normalizer = _wetext_chinese()
+    text = _FRACTION.sub(lambda match: ("负" if match["minus"] else "") + normalizer.normalize(match["fraction"]), text)
+    # sentence by sentence: the grammar's cost grows faster than the length, and sentences without a digit are
+    # left as they are (it changes nothing there either)
+    parts = _SENTENCE_END.split(text)
+    spoken = "".join(normalizer.normalize(part) if re.search(r"\d", part) else part for part in parts)
+    return _WRONG_LIANG.sub("二", spoken)
 
 
-def chinese_number(number: str | int) -> str:
-    """Read a number the Chinese way: ``1005`` -> ``一千零五``, ``12`` -> ``十二``, ``3.14`` -> ``三点一四``."""
-    text = str(number).replace(",", "")
-    negative = text.startswith("-")
-    whole, _, fraction = text.lstrip("+-").partition(".")
-    value = int(whole or "0")
-    if value == 0:
-        spoken = "零"
-    else:
-        sections, spoken = [], ""
-        while value:
-            sections.append(value % 10000)
-            value //= 10000
-        for index in range(len(sections) - 1, -1, -1):
-            section = sections[index]
-            if section == 0:
-                continue
-            if spoken and (section < 1000):
-                spoken += "零"  # a gap inside a section boundary: 10,005 -> 一万零五
-            spoken += _four_digits(section) + _CN_SECTIONS[index]
-        spoken = spoken.lstrip("零")
-        if spoken.startswith("一十"):
-            spoken = spoken[1:]  # 十二, not 一十二
-    if fraction:
-        spoken += "点" + chinese_digits(fraction)
-    return ("负" if negative else "") + spoken
-
-
-def _date_zh(m: re.Match[str]) -> str:
-    spoken = chinese_digits(m["y"]) + "年"
-    if m["m"]:
-        spoken += chinese_number(m["m"]) + "月"
-    if m["d"]:
-        spoken += chinese_number(m["d"]) + (m["day"] or "日")
-    return spoken
-
-
-def _time_zh(m: re.Match[str]) -> str:
-    minute = int(m["min"])
-    hour = "两" if int(m["h"]) == 2 else chinese_number(m["h"])
-    if minute == 0:
-        return f"{hour}点"
-    return f"{hour}点{'零' if minute < 10 else ''}{chinese_number(minute)}分"
-
-
-def _bare_number_zh(m: re.Match[str]) -> str:
-    number, following = m["num"], m["next"] or ""
-    plain = number.replace(",", "")
-    mobile = len(plain) == 11 and plain.startswith("1") and "," not in number
-    if "." not in plain and (mobile or (plain.startswith("0") and len(plain) > 1)):
-        return chinese_digits(plain) + following  # phone numbers, room numbers, codes: digit by digit
-    if plain == "2" and following and following[0] in _MEASURE_WORDS:
-        return "两" + following
-    return chinese_number(number) + following
-
-
-_CHINESE_RULES: list[Rule] = [
-    (re.compile(r"(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?P<day>)"), _date_zh),
-    (re.compile(r"(?P<y>\d{2,4})年(?:(?P<m>\d{1,2})月(?:(?P<d>\d{1,2})(?P<day>[日号]))?)?"), _date_zh),
-    (re.compile(r"(?P<m>\d{1,2})月(?P<d>\d{1,2})(?P<day>[日号])"),
-     lambda m: f"{chinese_number(m['m'])}月{chinese_number(m['d'])}{m['day']}"),
-    (re.compile(r"(?P<h>\d{1,2}):(?P<min>\d{2})"), _time_zh),
-    (re.compile(rf"(?P<cur>[$¥€£])\s?(?P<amount>{_NUMBER})"),
-     lambda m: chinese_number(m["amount"]) + _CURRENCY_ZH[m["cur"]]),
-    (re.compile(rf"(?P<num>{_NUMBER})\s?%"), lambda m: "百分之" + chinese_number(m["num"])),
-    (re.compile(rf"(?P<num>{_NUMBER}) ?(?P<unit>km/h|°C|℃|°F|km|kg|cm|mm|m|g)(?![A-Za-z])"),
-     lambda m: chinese_number(m["num"]) + _UNITS_ZH[m["unit"]]),
-    (re.compile(r"(?P<a>\d)\s?[-~]\s?(?P<b>\d)"), lambda m: f"{m['a']}到{m['b']}"),
-    (re.compile(rf"(?:(?<!\w)(?P<sign>-))?(?P<num>{_NUMBER})(?P<next>.)?", re.DOTALL),
-     lambda m: ("负" if m["sign"] else "") + _bare_number_zh(m)),
-    (re.compile("[" + re.escape("".join(_SYMBOLS_ZH)) + "]"), lambda m: _SYMBOLS_ZH[m[0]]),
-]
+def chinese_for_cer(text: str) -> str:
+    """The form both sides of a Chinese CER comparison are brought to: read out as for TTS (``3个`` == ``三个``), with
+    the readings an ASR may write either way folded into one (``两百``/``二百``, ``幺``/``一``, ``〇``/``零``)."""
+    return spoken_chinese(text).translate(_CER_FOLD)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
-from s2sbench.pipeline.normalize import normalize_for_tts
+from s2sbench.pipeline.normalize import chinese_for_cer
 from s2sbench.pipeline.records import Clip, ClipCheck, Item
 from s2sbench.pipeline.tasks import GateConfig, SpeechRate
 
@@ -78,9 +78,9 @@ def normalize(text: str, language: str) -> str:
     """The text as scored: for CER languages a string without spaces, otherwise words separated by one space."""
     code = base_language(language)
     if code in CER_LANGUAGES:
+        if code == "zh":  # numbers, dates and currency read out on both sides, as the TTS read them: 3个 == 三个
+            text = chinese_for_cer(text)
         text = unicodedata.normalize("NFKC", text).lower()
-        if code == "zh":  # numbers, dates and currency in Hanzi on both sides, as the TTS read them: 3个 == 三个
-            text = normalize_for_tts(text, "zh")
         if code in TRADITIONAL_TO_SIMPLIFIED:
             text = _to_simplified()(text)
         return re.sub(r"\s+", "", _strip_punctuation(text))
