@@ -5,8 +5,9 @@
 - Story Cloze: items from each CSV found (winter 2018 val: 1,571 expected; spring 2016 val/test: 1,871), each
   right ending equal to the ``AnswerRightEnding`` column read independently with the csv module; tStoryCloze wrong
   endings never from the same story.
-- CMMLU dev: the rule rewriter's output passes validation; the report says how many questions it handled and why
-  the rest were dropped.
+- CMMLU dev: the rule rewriter's output passes validation; the report says how many questions it handled (by which
+  rule) and why the rest were dropped. The yield per subject and per rule, with sample rewrites, is
+  ``bench/scmmlu_yield.py``.
 Exits 1 when a check fails. Prints a JSON summary (and writes it with --out).
 """
 
@@ -79,6 +80,8 @@ def check_cmmlu(folder: Path, failures: list[str]) -> dict:
         "questions": report["rows_in"],
         "kept": report["kept"],
         "handled": report["handled"],
+        "handled_by_rule": report["handled_by_rule"],
+        "kept_share": round(report["kept"] / report["rows_in"], 3) if report["rows_in"] else 0.0,
         "dropped": report["dropped"],
         "rejected": report["rejected"],
         "source_drop_reasons": report["source_drop_reasons"],

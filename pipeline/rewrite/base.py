@@ -46,11 +46,17 @@ class Rewriter(abc.ABC):
 
 
 _PUNCTUATION = re.compile(r"[\s\u3000]+")
+# Simplified-form radicals that PDF extraction leaves for whole characters (油罐⻋, 向⻄): NFKC has no mapping for
+# them (Unicode's EquivalentUnifiedIdeograph.txt has, but no installed library reads it).
+RADICAL_CHARACTERS = str.maketrans(
+    "⻄⻅⻆⻉⻋⻓⻔⻘⻙⻚⻛⻜⻝⻢⻣⻤⻥⻦⻧⻨⻩⻬⻮⻰", "西见角贝车长门青韦页风飞食马骨鬼鱼鸟卤麦黄齐齿龙"
+)
 
 
 def normalize(text: str) -> str:
-    """NFKC, no whitespace, no punctuation: the comparison form for 'does this ending still say option k'."""
-    text = unicodedata.normalize("NFKC", text)
+    """NFKC (and radicals as characters), no whitespace, no punctuation: the comparison form for 'does this ending
+    still say option k'."""
+    text = unicodedata.normalize("NFKC", text).translate(RADICAL_CHARACTERS)
     text = "".join(char for char in text if not unicodedata.category(char).startswith("P"))
     return _PUNCTUATION.sub("", text).lower()
 

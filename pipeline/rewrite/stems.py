@@ -11,6 +11,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from s2sbench.pipeline.rewrite.base import RADICAL_CHARACTERS
+
 CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_PUNCTUATION = "\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\u201c\u201d\u2018\u2019\u2014\u2026"
 # Kangxi radicals and compatibility ideographs (⼆, ⽹) that PDF-extracted questions use for ordinary characters:
@@ -24,8 +26,9 @@ NUMERIC = re.compile(rf"^[-+−]?(?:\d|[零一二三四五六七八九十两](?!
 
 
 def readable(text: str) -> str:
-    """Compatibility ideographs mapped to the characters they stand for (``⼆维表格`` -> ``二维表格``)."""
-    return _COMPATIBILITY.sub(lambda match: unicodedata.normalize("NFKC", match[0]), text).strip()
+    """Compatibility ideographs and radicals mapped to the characters they stand for (``⼆维表格``, ``油罐⻋``)."""
+    text = _COMPATIBILITY.sub(lambda match: unicodedata.normalize("NFKC", match[0]), text)
+    return text.translate(RADICAL_CHARACTERS).strip()
 
 
 def clean(stem: str) -> str:
@@ -52,6 +55,11 @@ _WHICH_JUDGEMENT = re.compile(
 )
 # "下列选项中，" / "以下各项中，": a phrase about the options themselves says nothing once they are not read out.
 _WHICH_OPTIONS = re.compile(r"(?:下列|以下|下面)(?:的)?(?:各项|各选项|选项|几项|几个选项|四个选项|四项)(?!中?的)(?:中|当中|之中)?[，,]?")
+# "下列鸭品种中，" -> "在鸭品种中，": at the start of a clause, "among the following X" becomes "among X".
+_WHICH_AMONG = re.compile(
+    r"(?:(?<=^)|(?<=[，,。；;：:]))(?:下列|以下|下面)(?!各?选?项)(?P<noun>[^，,。；;：:的哪是为有]{1,8}?)"
+    r"(?:当中|之中|中(?![国心华文央间部]))"
+)
 # The bare word; 以下/下面 also mean "below / under" ("18岁以下"), so only at the start of a clause.
 _WHICH_WORD = re.compile(rf"下列(?:的)?|(?:(?<=^)|(?<=[，,。；;：:]))(?:以下|下面)(?:的)?(?![{CJK_PUNCTUATION}])")
 
@@ -60,6 +68,7 @@ def drop_which_phrases(stem: str) -> str:
     """``stem`` with "下列/以下/下面" ("the following") taken out, since the listener hears no list."""
     stem = _WHICH_JUDGEMENT.sub(lambda match: f"{match['judgement']}的{match['noun']}是", stem)
     stem = _WHICH_OPTIONS.sub("", stem)
+    stem = _WHICH_AMONG.sub(lambda match: f"在{match['noun']}中", stem)
     return _WHICH_WORD.sub("", stem)
 
 
@@ -147,10 +156,13 @@ _PLACE_OR_TIME = re.compile(r"哪里|哪儿|何地|何处|何时|哪一?年|什�
 _WHICH_PHRASE = rf"(?:哪|何)(?:一)?(?:部分|方面|时期|[{_MEASURE}些国])?"
 _PHRASE_AT_END = re.compile(rf"(?:{_WHICH_PHRASE}|什么|谁)(?P<noun>[{CJK}]{{0,4}})$")
 _HOW_TO_ACT = re.compile(r"(?:怎样|怎么|如何)(?:做|办|处理)$")
+# After "哪一项" a predicate ("是错误的", "正确") is not a noun the option may stand before: dropping or keeping it
+# would change what the statement says.
+_PREDICATE_WORD = re.compile(r"是|为|不|没|错|对|正确|有|属|能|可|会|在|被")
 _WHICH_BEFORE_DE = re.compile(rf"{_WHICH_PHRASE}[{CJK}]{{0,4}}?(?=的)")
 # What the predicate after "哪个(国家)" may start with, so that the noun between them can be told off.
 _PREDICATE_START = (
-    r"(?:不|没有|没|是|属于|可以|可|能|会|在|有|具有|被|应|需要|最|更|与|和|对|由|为|易|常|通常|一般|主要|首先|符合|"
+    r"(?:不|没有|没|是|属于|可以|可|能|会|在|有|具有|被|应|需要|最|更|与|和|对|由|为|易|常|通常|一般|主要|首先|符合|正确|错误|"
     r"适用|适合|用于|发生|出现|导致|引起|造成|曾|率先|首次|第一个)"
 )
 _INVERTIBLE = re.compile(
@@ -172,7 +184,7 @@ def question_slot(stem: str, options: tuple[str, ...]) -> Slot | None:
     if before and _HOW_TO_ACT.fullmatch(after):
         return Slot(before, "", "in place")
     at_end = _PHRASE_AT_END.fullmatch(after)
-    if before and at_end:
+    if before and at_end and not _PREDICATE_WORD.search(at_end["noun"]):
         # "起什么作用" + 润滑 -> "起润滑作用", but "驾驶哪种车辆" + 三轮摩托车 -> "驾驶三轮摩托车": the noun stays
         # unless the options already carry it (share a character with it)
         noun = at_end["noun"]

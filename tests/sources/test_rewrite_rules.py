@@ -67,8 +67,11 @@ def rewrite(text, options=ANIMALS):
     ("谁发明了电话", ("贝尔", "爱迪生", "莫尔斯", "特斯拉"), "which_inverted", "发明了电话的是", "贝尔"),
     ("下列哪部作品的作者是鲁迅", ("《呐喊》", "《家》", "《子夜》", "《边城》"), "which_inverted", "作者是鲁迅的作品是",
      "《呐喊》"),
-    ("下列民族中哪个民族是在明代迁入的", ("回族", "苗族", "彝族", "壮族"), "which_inverted", "民族中，在明代迁入的民族是",
+    ("下列民族中哪个民族是在明代迁入的", ("回族", "苗族", "彝族", "壮族"), "which_inverted", "在民族中，在明代迁入的民族是",
      "回族"),
+    # a predicate after 哪一项 is kept in the statement, never dropped with the question word
+    ("关于光合作用的说法，哪一项正确?", ("需要光", "不需要光", "只在夜间", "不产生氧"), "which_inverted",
+     "关于光合作用的说法，正确的是", "需要光"),
     # numbers
     ("一年中共有多少个月", ("12", "10", "11", "13"), "numeric", "一年中共有", "12个月"),
     ("核酸的碱基共有几种", ("5种", "4种", "6种", "8种"), "numeric", "核酸的碱基共有", "5种"),
@@ -95,6 +98,7 @@ def test_rule_writes_the_statements(text, options, rule, first_half, first_state
     ("这个说法正确吗", ("正确", "错误", "不确定", "部分正确"), "question word '吗'"),
     ("为什么天空是蓝色的", ("散射", "反射", "折射", "吸收"), "question word '什么'"),
     ("一周有几天", ("7天", "5天", "6天", "8天"), "first half '一周有' is shorter than 4 characters"),
+    ("光合作用的条件哪一条是错误的?", ("需要光", "需要水", "需要叶绿体", "需要黑暗"), "question word '哪'"),
     ("分子式为C4H10的同分异构体有(不考虑立体异构)", ("2种", "3种", "4种", "5种"), "bracketed note"),
     ("我国的外交政策有：a独立自主；b和平共处；c结盟", ("ab", "ac", "bc", "abc"), "codes for items listed"),
     ("下列选项中正确的是", ("甲", "乙", "以上都不是", "丁"), "option C ('以上都不是') refers to the other options"),
@@ -106,7 +110,7 @@ def test_rules_refuse_with_a_reason(text, options, reason):
 
 
 def test_stem_clean_up():
-    assert clean("则 其现年 28 岁，⼆维表格") == "则其现年28岁，二维表格"  # PDF spaces and Kangxi radicals
+    assert clean("则 其现年 28 岁，⼆维表格，油罐⻋") == "则其现年28岁，二维表格，油罐车"  # PDF spaces, radicals
     assert drop_which_phrases("下列选项中的概念关系，与甲一致的是") == "选项中的概念关系，与甲一致的是"
     assert drop_which_phrases("5岁以下儿童，以下属于被动攻击的是") == "5岁以下儿童，属于被动攻击的是"
     assert completing_ending("需要层次论认为，人的最低层需要是") == "是"  # 要是 ("if") is not the ending here
