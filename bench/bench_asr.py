@@ -22,7 +22,7 @@ import numpy as np
 
 from s2sbench.pipeline.asr import get_asr
 from s2sbench.pipeline.audio import ClipStore
-from s2sbench.pipeline.records import clip_role
+from s2sbench.pipeline.records import Role
 from s2sbench.pipeline.sources import load_items
 from s2sbench.pipeline.synthesize import Synthesizer
 from s2sbench.pipeline.tasks import load_task
@@ -36,7 +36,7 @@ def make_clips(limit: int) -> tuple[list[str], list[np.ndarray]]:
     voice = get_voice("piper-en-joe")
     texts, audios = [], []
     for item in load_items(load_task("demo-stories-en"), limit=limit):
-        for role, text in [(clip_role(None), item.context)] + [(clip_role(k), c) for k, c in enumerate(item.candidates)]:
+        for role, text in [(Role.context(), item.context)] + [(Role.of_candidate(k), c) for k, c in enumerate(item.candidates)]:
             clip = synthesizer.make_clip(item.id, role, text, voice, seed=0)
             texts.append(text)
             audios.append(store.load(clip.path))

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from s2sbench.pipeline.audio import ClipStore
-from s2sbench.pipeline.records import Clip, clip_role
+from s2sbench.pipeline.records import Clip, Role
 from s2sbench.pipeline.sources import load_items
 from s2sbench.pipeline.synthesize import Synthesizer
 from s2sbench.pipeline.tasks import load_task
@@ -43,7 +43,7 @@ def build(store: ClipStore, config: dict[str, list[str]], limit: int | None) -> 
         items = load_items(load_task(task_name), limit=limit)
         for voice in (get_voice(voice_id) for voice_id in voice_ids):
             for item in items:
-                texts = [(clip_role(None), item.context)] + [(clip_role(k), text) for k, text in enumerate(item.candidates)]
+                texts = [(Role.context(), item.context)] + [(Role.of_candidate(k), text) for k, text in enumerate(item.candidates)]
                 for role, text in texts:
                     clips.append(synthesizer.make_clip(item.id, role, text, voice, SEED))
     return synthesizer, clips, time.perf_counter() - started
@@ -53,7 +53,7 @@ def coqui_rtf(folder: Path, store: ClipStore) -> dict:
     voice = Voice(id="coqui-tiny-random", engine="coqui", language="en", model=str(tiny_random_vits(folder)))
     synthesizer = Synthesizer(store)
     for item in load_items(load_task("demo-stories-en"), limit=3):
-        synthesizer.make_clip(item.id, clip_role(0), item.candidates[0], voice, SEED)
+        synthesizer.make_clip(item.id, Role.of_candidate(0), item.candidates[0], voice, SEED)
     return synthesizer.stats["coqui"]
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from s2sbench.evaluation.protocol import SPEECH_TO_SPEECH, SPEECH_TO_TEXT, TEXT_TO_SPEECH, TEXT_TO_TEXT, mode_slug
+from s2sbench.evaluation.results_dir import ResultsDir
 from s2sbench.evaluation.scoring import ItemOutcome, Score, ScoringError, accuracy, chance, outcomes
 from s2sbench.evaluation.stats import BootstrapOptions, Counts, bootstrap_accuracy, degradation, voice_spread
 from s2sbench.pipeline.manifest import atomic_write_text
@@ -190,12 +191,12 @@ def original_summary(scores: list[Score], rule: str, step: int) -> str:
     return f"{step},{value * 100.0:.2f},{right:.6f},{wrong:.6f}"
 
 
-def write_original(out_dir: Path, mode: str, scores: list[Score], rule: str, step: int) -> list[Path]:
+def write_original(out: ResultsDir, mode: str, scores: list[Score], rule: str, step: int) -> list[Path]:
     """``original/<task>/<mode>/<voice>/result.jsonl`` and ``summary.csv`` per voice ("text" when there is none)."""
     written = []
     task = scores[0].task
     for voice in sorted({s.voice for s in scores}):
-        folder = out_dir / "original" / task / mode_slug(mode) / (voice or "text")
+        folder = out.original_folder(task, mode_slug(mode), voice or "text")
         voice_scores = [s for s in scores if s.voice == voice]
         write_jsonl(folder / "result.jsonl", original_rows(voice_scores))
         line = original_summary(voice_scores, rule, step)

@@ -6,20 +6,20 @@ scored before, and writes ``results.json``, ``samples.jsonl`` and the reference'
 
 Scores are cached one candidate a line in a resumable JSONL keyed by (model revision, task, task version, mode,
 template, item, voice, candidate and its texts): a killed run resumes where it stopped, a rerun scores nothing, and
-a checkpoint sweep shares one cache. Audio is decoded only for candidates that still need scoring.
+a checkpoint sweep shares one cache. Audio is decoded only for candidates that
+still need scoring. The build is read through :class:`~s2sbench.pipeline.builddir.BuildDir` (typed, validated
+rows); the outputs through :class:`~s2sbench.evaluation.results_dir.ResultsDir`.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-from pydantic import ValidationError
 from tqdm.auto import tqdm
 
 from s2sbench.evaluation.models.base import Audio, ModelAdapter
@@ -33,25 +33,24 @@ from s2sbench.evaluation.protocol import (
     template_for,
 )
 from s2sbench.evaluation.results import sample_lines, summarize_task, write_jsonl, write_original
+from s2sbench.evaluation.results_dir import RESULTS_FILE, ResultsDir, ResultsFile
 from s2sbench.evaluation.scoring import NORMALIZATIONS, Score, rules_for
 from s2sbench.evaluation.stats import BootstrapOptions
-from s2sbench.pipeline.manifest import ResumableJsonlWriter, iter_records, sha256_file, stable_hash, write_json
+from s2sbench.pipeline.build_report import BuildReport
+from s2sbench.pipeline.builddir import BuildDir
+from s2sbench.pipeline.dataset import AudioValue, DatasetError, DatasetRow, iter_rows
+from s2sbench.pipeline.manifest import ResumableJsonlWriter, iter_records, sha256_file, stable_hash
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError, load_task
 
 logger = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
-REQUIRED_COLUMNS = ("item_id", "task", "language", "context", "candidates", "label", "voice")
 NORMALIZATION_NOTES = {
     "token": "mean negative log-likelihood per continuation token (the reference's score)",
     "char": "negative log-likelihood per character of the candidate text",
     "byte": "negative log-likelihood per UTF-8 byte of the candidate text",
     "sum": "summed negative log-likelihood of the continuation",
 }
-
-
-class DatasetError(ValueError):
-    """A build dataset that cannot be evaluated; the message names the folder, split, row and field."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +64,7 @@ class EvalOptions:
     revision: str | None = None  # default: the adapter's model_id
     step: int = 0  # written in the original summary line
     tasks: Mapping[str, TaskConfig] | None = None  # task configs by name; default: the task registry
-    results_file: str = "results.json"
+    results_file: str = RESULTS_FILE
 
 
 @dataclass(frozen=True)
@@ -77,19 +76,19 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Results:
-    data: dict  # the content of results.json
+    file: ResultsFile  # what results.json holds
     out_dir: Path
     n_scored: int  # candidates scored by the model in this run
     n_cached: int  # candidates taken from the cache
     skipped: tuple[Skipped, ...]
 
-    def entry(self, task: str, mode: str, normalization: str = "token", rule: str | None = None) -> dict:
-        """The accuracy entry (value, ci_low, ci_high, n_units, ...) of a task, mode and normalization."""
-        task_data = self.data["tasks"][task]
-        return task_data["modes"][mode][normalization][rule or task_data["rules"][0]]
+    @property
+    def data(self) -> dict:
+        """results.json as written (plain JSON values)."""
+        return self.file.as_json()
 
     def accuracy(self, task: str, mode: str, normalization: str = "token", rule: str | None = None) -> float:
-        return self.entry(task, mode, normalization, rule)["value"]
+        return self.file.tasks[task].accuracy(mode, normalization, rule).value
 
 
 class ScoreCache:
@@ -109,29 +108,14 @@ class ScoreCache:
         self._writer.close()
 
 
-def _decode(value: object, where: str) -> Audio:
+def _decode(value: AudioValue | None, where: str) -> Audio:
     import soundfile
 
-    if not isinstance(value, dict) or not (value.get("bytes") or value.get("path")):
+    if value is None or not (value.wav or value.path):
         raise DatasetError(f"{where}: no audio")
-    source = io.BytesIO(value["bytes"]) if value.get("bytes") else value["path"]
+    source = io.BytesIO(value.wav) if value.wav else value.path
     samples, rate = soundfile.read(source, dtype="float32", always_2d=True)
     return Audio(samples=np.ascontiguousarray(samples.mean(axis=1)), sample_rate_hz=int(rate))
-
-
-def _open_splits(build_dir: Path) -> Iterator[tuple[str, object, Path]]:
-    import datasets
-
-    dataset_dir = build_dir / "dataset"
-    if not dataset_dir.is_dir():
-        raise FileNotFoundError(f"{dataset_dir}: no dataset in this build (run `s2sbench build` first)")
-    loaded = datasets.load_from_disk(str(dataset_dir))
-    splits = loaded.items() if isinstance(loaded, datasets.DatasetDict) else [("train", loaded)]
-    for name, split in splits:
-        missing = [column for column in REQUIRED_COLUMNS if column not in split.column_names]
-        if missing:
-            raise DatasetError(f"{dataset_dir} split '{name}': missing columns {missing}")
-        yield name, split, dataset_dir
 
 
 @dataclass
@@ -144,11 +128,11 @@ class _TaskRun:
 
 class _Evaluation:
     def __init__(
-        self, adapter: ModelAdapter, modes: tuple[str, ...], cache: ScoreCache, options: EvalOptions, report: dict
-    ):
+        self, adapter: ModelAdapter, modes: tuple[str, ...], cache: ScoreCache, options: EvalOptions,
+        report: BuildReport | None,
+    ):  # fmt: skip
         self.adapter, self.modes, self.cache, self.options = adapter, modes, cache, options
-        tasks = report.get("tasks")
-        self.report_tasks: dict = tasks if isinstance(tasks, dict) else {}
+        self.report = report
         self.revision = options.revision or adapter.model_id
         self.tasks: dict[str, _TaskRun] = {}
         self.skipped: list[Skipped] = []
@@ -175,19 +159,15 @@ class _Evaluation:
         """The task's config: given by the caller, else recorded in the build report, else the registry's."""
         if name in (self.options.tasks or {}):
             return self.options.tasks[name]
-        recorded = self.report_tasks.get(name, {})
-        if isinstance(recorded, dict) and "config" in recorded:
-            try:
-                return TaskConfig.model_validate(recorded["config"])
-            except ValidationError as error:
-                where = ".".join(str(part) for part in error.errors()[0]["loc"])
-                raise DatasetError(f"build_report.json: field 'tasks.{name}.config.{where}': {error.errors()[0]['msg']}") from None
+        recorded = self.report.task_config(name) if self.report is not None else None
+        if recorded is not None:
+            return recorded
         try:
             return load_task(name)
         except TaskConfigError as error:
             raise TaskConfigError(f"{error} (a task outside the registry: pass its YAML with --task-file)") from None
 
-    def _key(self, run: _TaskRun, mode: str, row: dict, voice: str, candidate: int) -> str:
+    def _key(self, run: _TaskRun, mode: str, row: DatasetRow, voice: str, candidate: int) -> str:
         return stable_hash(
             {
                 "revision": self.revision,
@@ -195,47 +175,36 @@ class _Evaluation:
                 "version": run.config.version,
                 "mode": mode,
                 "template": template_for(run.config.templates, mode),
-                "item": row["item_id"],
+                "item": row.item_id,
                 "voice": voice,
                 "candidate": candidate,
-                "context": row["context"],
-                "text": row["candidates"][candidate],
+                "context": row.context,
+                "text": row.candidates[candidate],
             }
         )
 
-    def _item(self, row: dict, mode: str, where: str) -> EvalItem:
+    def _item(self, row: DatasetRow, mode: str, where: str) -> EvalItem:
         context_audio = candidate_audio = None
         if context_is_speech(mode):
-            context_audio = _decode(row.get("context_audio"), f"{where}: field 'context_audio'")
+            context_audio = _decode(row.context_audio, f"{where}: field 'context_audio'")
         if continuation_is_speech(mode):
-            clips = row.get("candidate_audio") or []
-            candidate_audio = tuple(_decode(c, f"{where}: field 'candidate_audio[{k}]'") for k, c in enumerate(clips))
+            candidate_audio = tuple(_decode(c, f"{where}: field 'candidate_audio[{k}]'") for k, c in enumerate(row.candidate_audio))
         return EvalItem(
-            item_id=row["item_id"],
-            task=row["task"],
-            language=row["language"],
-            voice=row["voice"],
-            context=row["context"],
-            candidates=tuple(row["candidates"]),
-            right=row["label"],
-            context_audio=context_audio,
-            candidate_audio=candidate_audio,
-        )
+            item_id=row.item_id, task=row.task, language=row.language, voice=row.voice, context=row.context,
+            candidates=tuple(row.candidates), right=row.label, context_audio=context_audio, candidate_audio=candidate_audio,
+        )  # fmt: skip
 
-    def run_chunk(self, rows: list[dict], where_of: Sequence[str]) -> None:
-        pending: dict[str, list[tuple[_TaskRun, dict, str, list[str], str]]] = {}
+    def run_chunk(self, rows: Sequence[DatasetRow], where_of: Sequence[str]) -> None:
+        pending: dict[str, list[tuple[_TaskRun, DatasetRow, str, list[str], str]]] = {}
         queued: set[str] = set()
         for row, where in zip(rows, where_of):
-            label, candidates = row["label"], row["candidates"]
-            if not isinstance(label, int) or not 0 <= label < len(candidates):
-                raise DatasetError(f"{where}: field 'label': {label!r} is not an index into {len(candidates)} candidates")
-            first = self.rows_seen.setdefault((row["task"], row["item_id"], row["voice"]), where)
+            first = self.rows_seen.setdefault((row.task, row.item_id, row.voice), where)
             if first != where:
-                raise DatasetError(f"{where}: item '{row['item_id']}' with voice '{row['voice']}' repeats {first}")
-            run = self._task(row["task"], row["language"], bool(row.get("candidate_audio")))
+                raise DatasetError(f"{where}: item '{row.item_id}' with voice '{row.voice}' repeats {first}")
+            run = self._task(row.task, row.language, bool(row.candidate_audio))
             for mode in run.modes:
-                voice = row["voice"] if (context_is_speech(mode) or continuation_is_speech(mode)) else ""
-                keys = [self._key(run, mode, row, voice, k) for k in range(len(candidates))]
+                voice = row.voice if (context_is_speech(mode) or continuation_is_speech(mode)) else ""
+                keys = [self._key(run, mode, row, voice, k) for k in range(len(row.candidates))]
                 if keys[0] in run.scores[mode] or keys[0] in queued:
                     continue  # a text-only mode is scored once per item, not once per voice
                 if all(key in self.cache.scores for key in keys):
@@ -248,7 +217,7 @@ class _Evaluation:
         for mode, entries in pending.items():
             self._score(mode, entries)
 
-    def _score(self, mode: str, entries: list[tuple[_TaskRun, dict, str, list[str], str]]) -> None:
+    def _score(self, mode: str, entries: list[tuple[_TaskRun, DatasetRow, str, list[str], str]]) -> None:
         requests, owners = [], []
         for run, row, voice, keys, where in entries:
             item_requests = build_requests(self._item(row, mode, where), run.config.templates, mode)
@@ -259,7 +228,7 @@ class _Evaluation:
             results = self.adapter.loglikelihood(requests[start : start + size])
             batch = []
             for (run, row, voice, key, k), result in zip(owners[start : start + size], results):
-                text = row["candidates"][k]
+                text = row.candidates[k]
                 score = Score(
                     id=key,
                     model=self.adapter.name,
@@ -268,11 +237,11 @@ class _Evaluation:
                     task_version=run.config.version,
                     template=template_for(run.config.templates, mode),
                     mode=mode,
-                    item_id=row["item_id"],
+                    item_id=row.item_id,
                     voice=voice,
                     candidate=k,
-                    n_candidates=len(row["candidates"]),
-                    right=k == row["label"],
+                    n_candidates=len(row.candidates),
+                    right=k == row.label,
                     sum_logprob=result.sum_logprob,
                     n_tokens=result.n_tokens,
                     n_chars=len(text),
@@ -285,7 +254,7 @@ class _Evaluation:
 
 
 def evaluate(
-    build_dir: str | Path,
+    build_dir: str | Path | BuildDir,
     adapter: ModelAdapter,
     modes: Sequence[str] | None,
     out_dir: str | Path,
@@ -301,27 +270,26 @@ def evaluate(
     for normalization in options.normalizations:
         if normalization not in NORMALIZATIONS:
             raise ValueError(f"unknown normalization '{normalization}' (known: {', '.join(NORMALIZATIONS)})")
-    build_dir, out_dir = Path(build_dir), Path(out_dir)
-    report_path = build_dir / "build_report.json"
-    report = json.loads(report_path.read_text(encoding="utf-8")) if report_path.exists() else {}
-    cache = ScoreCache(Path(options.cache_path or out_dir / "score_cache.jsonl"))
-    evaluation = _Evaluation(adapter, modes, cache, options, report if isinstance(report, dict) else {})
-    try:
-        for split_name, split, dataset_dir in _open_splits(build_dir):
-            table = split.with_format("arrow")  # raw audio bytes: decoded only when a candidate needs scoring
-            progress = tqdm(total=len(split), desc=f"score {split_name}", unit="row", disable=None, leave=False)
-            for start in range(0, len(split), options.chunk_rows):
-                rows = table[start : start + options.chunk_rows].to_pylist()
-                where = [f"{dataset_dir} split '{split_name}' row {start + i}" for i in range(len(rows))]
-                evaluation.run_chunk(rows, where)
-                progress.update(len(rows))
-            progress.close()
-    finally:
-        cache.close()
-    return _report(build_dir, out_dir, adapter, evaluation, options)
+    build, out = BuildDir.of(build_dir), ResultsDir(out_dir, options.results_file)
+    report = build.read_report() if build.report_path.exists() else None
+    with out.lock():
+        cache = ScoreCache(Path(options.cache_path or out.score_cache_path))
+        evaluation = _Evaluation(adapter, modes, cache, options, report)
+        try:
+            for split_name, split in build.load_dataset().items():
+                where = f"{build.dataset_dir} split '{split_name}'"
+                progress = tqdm(total=len(split), desc=f"score {split_name}", unit="row", disable=None, leave=False)
+                for start in range(0, len(split), options.chunk_rows):
+                    chunk = list(iter_rows(split, where, start, start + options.chunk_rows, options.chunk_rows))
+                    evaluation.run_chunk([row for _, row in chunk], [f"{where} row {number}" for number, _ in chunk])
+                    progress.update(len(chunk))
+                progress.close()
+        finally:
+            cache.close()
+        return _report(build, out, adapter, evaluation, options)
 
 
-def _report(build_dir: Path, out_dir: Path, adapter: ModelAdapter, evaluation: _Evaluation, options: EvalOptions) -> Results:
+def _report(build: BuildDir, out: ResultsDir, adapter: ModelAdapter, evaluation: _Evaluation, options: EvalOptions) -> Results:
     tasks: dict[str, dict] = {}
     samples: list[dict] = []
     for name, run in sorted(evaluation.tasks.items()):
@@ -339,23 +307,19 @@ def _report(build_dir: Path, out_dir: Path, adapter: ModelAdapter, evaluation: _
         }
         for mode, scores in by_mode.items():
             samples.extend(sample_lines(scores, rules[0], options.normalizations))
-            write_original(out_dir, mode, scores, rules[0], options.step)
-    report = build_dir / "build_report.json"
-    data = {
+            write_original(out, mode, scores, rules[0], options.step)
+    report_sha = sha256_file(build.report_path) if build.report_path.exists() else None
+    file = ResultsFile.model_validate({
         "protocol_version": PROTOCOL_VERSION,
         "model": {"name": adapter.name, "kind": adapter.kind, "model_id": adapter.model_id, "revision": evaluation.revision},
-        "dataset": {"build_dir": str(build_dir), "build_report_sha256": sha256_file(report) if report.exists() else None},
+        "dataset": {"build_dir": str(build.root), "build_report_sha256": report_sha},
         "normalizations": {n: NORMALIZATION_NOTES[n] for n in options.normalizations},
         "bootstrap": asdict(options.bootstrap) | {"unit": "item"},
         "skipped": [asdict(skip) for skip in evaluation.skipped],
         "tasks": tasks,
-    }
-    write_json(out_dir / options.results_file, data)
-    write_jsonl(out_dir / "samples.jsonl", samples)
+    })  # fmt: skip
+    out.write_results(file)
+    write_jsonl(out.samples_path, samples)
     logger.info("scored %d candidates, %d from the cache", evaluation.n_scored, evaluation.n_cached)
-    return Results(data, out_dir, evaluation.n_scored, evaluation.n_cached, tuple(evaluation.skipped))
+    return Results(file, out.root, evaluation.n_scored, evaluation.n_cached, tuple(evaluation.skipped))
 
-
-def load_results(path: str | Path) -> dict:
-    """Read a results.json written by :func:`evaluate`."""
-    return json.loads(Path(path).read_text(encoding="utf-8"))

@@ -18,8 +18,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from s2sbench.evaluation.models.base import ModelAdapter
-from s2sbench.evaluation.run import EvalOptions, evaluate
 from s2sbench.evaluation.results import ORIGINAL_SUMMARY_HEADER
+from s2sbench.evaluation.results_dir import ResultsDir, ResultsFile
+from s2sbench.evaluation.run import EvalOptions, evaluate
 from s2sbench.pipeline.manifest import atomic_write_text, stable_hash
 
 #: the last run of digits in a checkpoint's name: ckpt_1200 -> 1200, step-300.bin -> 300
@@ -75,19 +76,19 @@ def checkpoint_revision(path: Path) -> str:
     return f"{path.resolve()}@{stable_hash(stats)[:12]}"
 
 
-def _trajectory_rows(checkpoint: Checkpoint, data: dict) -> list[dict]:
+def _trajectory_rows(checkpoint: Checkpoint, results: ResultsFile) -> list[dict]:
     rows = []
-    for task, entry in data["tasks"].items():
-        for mode, by_norm in entry["modes"].items():
+    for task, entry in results.tasks.items():
+        for mode, by_norm in entry.modes.items():
             for normalization, summary in by_norm.items():
-                for rule in entry["rules"]:
-                    accuracy = summary[rule]
+                for rule in entry.rules:
+                    accuracy = summary.rule(rule)
                     rows.append({
                         "step": checkpoint.step, "checkpoint": checkpoint.path.name, "task": task, "mode": mode,
-                        "normalization": normalization, "rule": rule, "accuracy": accuracy["value"],
-                        "ci_low": accuracy["ci_low"], "ci_high": accuracy["ci_high"], "n_units": accuracy["n_units"],
-                        "chance": accuracy["chance"],
-                        "mean_right_loss": summary["mean_right_loss"], "mean_wrong_loss": summary["mean_wrong_loss"],
+                        "normalization": normalization, "rule": rule, "accuracy": accuracy.value,
+                        "ci_low": accuracy.ci_low, "ci_high": accuracy.ci_high, "n_units": accuracy.n_units,
+                        "chance": accuracy.chance,
+                        "mean_right_loss": summary.mean_right_loss, "mean_wrong_loss": summary.mean_wrong_loss,
                     })  # fmt: skip
     return rows
 
@@ -100,17 +101,17 @@ def _write_table(path: Path, rows: Sequence[dict]) -> None:
     atomic_write_text(path, buffer.getvalue())
 
 
-def _merge_original_summaries(out_dir: Path, checkpoint_dirs: Sequence[Path]) -> None:
+def _merge_original_summaries(out: ResultsDir, checkpoints: Sequence[ResultsDir]) -> None:
     """One ``summary.csv`` per task, mode and voice with a line per checkpoint, as the reference writes it."""
     lines: dict[Path, list[str]] = defaultdict(list)
-    for folder in checkpoint_dirs:
-        for summary in sorted((folder / "original").rglob("summary.csv")):
-            lines[summary.relative_to(folder)].extend(summary.read_text(encoding="utf-8").splitlines()[1:])
+    for folder in checkpoints:
+        for summary in sorted(folder.original_dir.rglob("summary.csv")):
+            lines[summary.relative_to(folder.original_dir)].extend(summary.read_text(encoding="utf-8").splitlines()[1:])
     for relative, body in lines.items():
-        atomic_write_text(out_dir / relative, "\n".join([ORIGINAL_SUMMARY_HEADER, *body]) + "\n")
+        atomic_write_text(out.original_dir / relative, "\n".join([ORIGINAL_SUMMARY_HEADER, *body]) + "\n")
 
 
-def plot_trajectory(rows: Sequence[dict], out_dir: Path, normalization: str = "token") -> list[Path]:
+def plot_trajectory(rows: Sequence[dict], plots_dir: Path, normalization: str = "token") -> list[Path]:
     """One PNG per task: accuracy per mode with its interval band (top), mean right and wrong loss (bottom)."""
     import matplotlib
 
@@ -141,7 +142,7 @@ def plot_trajectory(rows: Sequence[dict], out_dir: Path, normalization: str = "t
         bottom.set_ylabel(f"mean loss per {normalization}" if normalization != "sum" else "mean summed loss")
         bottom.set_xlabel("step")
         bottom.legend(fontsize="small")
-        path = out_dir / "plots" / f"{task}.png"
+        path = plots_dir / f"{task}.png"
         path.parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(path, dpi=100)
         plt.close(figure)
@@ -158,23 +159,22 @@ def sweep(
     options: EvalOptions = EvalOptions(),
 ) -> Trajectory:
     """Evaluate every checkpoint (``make_adapter(path)`` loads one) and write ``trajectory.csv`` and the plots."""
-    out_dir = Path(out_dir)
+    out = ResultsDir(out_dir)
     rows: list[dict] = []
     folders = []
     n_scored = n_cached = 0
-    for checkpoint in checkpoints:
-        folder = out_dir / "checkpoints" / checkpoint.path.name
-        # one cache per checkpoint (unless the caller names a shared one): a long sweep never reloads every
-        # checkpoint's scores, and the key's revision keeps a rewritten checkpoint from reusing old ones
-        run_options = replace(options, revision=checkpoint_revision(checkpoint.path), step=checkpoint.step)
-        results = evaluate(build_dir, make_adapter(checkpoint.path), modes, folder, run_options)
-        rows.extend(_trajectory_rows(checkpoint, results.data))
-        folders.append(folder)
-        n_scored += results.n_scored
-        n_cached += results.n_cached
-    table = out_dir / "trajectory.csv"
-    _write_table(table, rows)
-    _merge_original_summaries(out_dir, folders)
-    plots = plot_trajectory(rows, out_dir) if rows else []
-    return Trajectory(tuple(rows), table, tuple(plots), n_scored, n_cached)
-
+    with out.lock():
+        for checkpoint in checkpoints:
+            folder = out.checkpoint(checkpoint.path.name)
+            # one cache per checkpoint (unless the caller names a shared one): a long sweep never reloads every
+            # checkpoint's scores, and the key's revision keeps a rewritten checkpoint from reusing old ones
+            run_options = replace(options, revision=checkpoint_revision(checkpoint.path), step=checkpoint.step)
+            results = evaluate(build_dir, make_adapter(checkpoint.path), modes, folder.root, run_options)
+            rows.extend(_trajectory_rows(checkpoint, results.file))
+            folders.append(folder)
+            n_scored += results.n_scored
+            n_cached += results.n_cached
+        _write_table(out.trajectory_path, rows)
+        _merge_original_summaries(out, folders)
+        plots = plot_trajectory(rows, out.plots_dir) if rows else []
+    return Trajectory(tuple(rows), out.trajectory_path, tuple(plots), n_scored, n_cached)

@@ -1,5 +1,6 @@
 """The ``build`` flow: items -> speak (synthesize + verify) per shard -> assemble. Library code does the work;
-this module only maps it over tasks and shards with Prefect."""
+this module only maps it over tasks and shards with Prefect (``s2sbench.pipeline.build.run_build`` is the same
+without Prefect)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
 from s2sbench.pipeline.assemble import assemble_build
-from s2sbench.pipeline.build import prepare_items, shard_items, speak_shard
+from s2sbench.pipeline.build import DEFAULT_SHARD_SIZE, build_session, prepare_items, shard_items, speak_shard
+from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.tasks import TaskConfig, load_task
-
-DEFAULT_SHARD_SIZE = 8
 
 
 @task(name="load-items")
@@ -32,13 +32,13 @@ def assemble_task(tasks: list[TaskConfig], out_dir: Path, shard_size: int, store
     return assemble_build(out_dir, tasks, shard_size, store_root)
 
 
-def report_markdown(report: dict) -> str:
+def report_markdown(report: BuildReport) -> str:
     lines = ["| task | items in | item x voice | kept | dropped | clips unverified |", "|---|---|---|---|---|---|"]
-    for name, entry in report["tasks"].items():
-        lines.append(
-            f"| {name} | {entry['items_in']} | {entry['item_voice_pairs_in']} | {entry['kept']} | {entry['dropped']} "
-            f"| {entry['clips_unverified']} |"
-        )
+    for name, entry in report.tasks.items():
+        lines.append(f"| {name} | {entry.items_in} | {entry.item_voice_pairs_in} | {entry.kept} | {entry.dropped} "
+                     f"| {entry.clips_unverified} |")  # fmt: skip
+    if report.integrity.clips_remade:
+        lines += ["", f"Clips made again (damaged or missing in the store): {len(report.integrity.clips_remade)}"]
     return "\n".join(lines)
 
 
@@ -50,25 +50,27 @@ def build_flow(
     shard_size: int = DEFAULT_SHARD_SIZE,
     store_root: str | None = None,
     seed: int = 0,
+    rebuild: bool = False,
 ) -> dict:
-    """Build the spoken benchmark for ``tasks`` (registry names or YAML paths) into ``out_dir``."""
+    """Build the spoken benchmark for ``tasks`` (registry names or YAML paths) into ``out_dir``; ``rebuild`` discards
+    the folder's earlier work when its inputs changed."""
     logger = get_run_logger()
-    out = Path(out_dir)
     store = Path(store_root) if store_root else None
     configs = [load_task(name) for name in tasks]
-    synthesized = 0
-    for config in configs:
-        items = load_items_task(config, out, limit)
-        shards = shard_items(items, shard_size)
-        logger.info("task %s: %d items in %d shard(s), voices %s", config.name, len(items), len(shards), config.voices)
-        futures = [speak_shard_task.submit(config, shard, index, out, store, seed) for index, shard in enumerate(shards)]
-        for future in futures:
-            summary = future.result()
-            synthesized += summary.synthesized
-            logger.info(
-                "task %s shard %d: %d kept, %d dropped, %d synthesized",
-                summary.task, summary.shard, summary.rows, summary.dropped, summary.synthesized,
-            )
-    report = assemble_task(configs, out, shard_size, store)
+    synthesized = remade = 0
+    with build_session(Path(out_dir), configs, limit, shard_size, seed, rebuild) as build:
+        for config in configs:
+            items = load_items_task(config, build.root, limit)
+            shards = shard_items(items, shard_size)
+            logger.info("task %s: %d items in %d shard(s), voices %s", config.name, len(items), len(shards), config.voices)
+            futures = [speak_shard_task.submit(config, shard, index, build.root, store, seed)
+                       for index, shard in enumerate(shards)]  # fmt: skip
+            for future in futures:
+                summary = future.result()
+                synthesized += summary.synthesized
+                remade += summary.remade
+                logger.info("task %s shard %d: %d kept, %d dropped, %d synthesized", summary.task, summary.shard,
+                            summary.rows, summary.dropped, summary.synthesized)  # fmt: skip
+        report = assemble_task(configs, build.root, shard_size, store)
     create_markdown_artifact(markdown=report_markdown(report), key="build-report", description="s2sbench build report")
-    return {**report, "this_run": {"clips_synthesized": synthesized}}
+    return {**report.model_dump(mode="json"), "this_run": {"clips_synthesized": synthesized, "clips_remade": remade}}

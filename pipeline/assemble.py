@@ -1,117 +1,31 @@
-"""Assembly: the shards of a build become ``manifest.jsonl``, the audit files, a ``datasets.DatasetDict`` on disk
-(one split per task, 16 kHz Audio columns with the audio embedded) and ``build_report.json``."""
+"""Assembly: the shards of a build become its manifests, the audit files, the ``datasets.DatasetDict`` (one split per
+task, 16 kHz Audio columns with the audio embedded) and ``build_report.json``.
+
+Every kept clip is checked against its SHA-256 before the dataset embeds it. A damaged or missing clip is made
+again (the engines are seeded, so it comes back byte for byte) and the report lists it; audio that comes back
+different is an error, since the gate checked the old audio.
+"""
 
 from __future__ import annotations
 
-import json
-import os
+import logging
 import platform
-import shutil
 from collections import Counter
 from importlib import metadata
 from pathlib import Path
 
-from s2sbench.pipeline.build import items_path, shard_dir
-from s2sbench.pipeline.manifest import read_records, write_json, write_records
+from s2sbench.pipeline.audio import ClipIntegrityError, ClipStore
+from s2sbench.pipeline.build_report import NORMALIZATION_STEPS, BuildReport, Integrity, Normalization, TaskReport, Totals
+from s2sbench.pipeline.builddir import BuildDir, BuildDirError
+from s2sbench.pipeline.dataset import AudioValue, dataset_row, make_split, split_name
 from s2sbench.pipeline.records import BuildRow, ClipCheck, Drop, Item
+from s2sbench.pipeline.sources import LoadReport
 from s2sbench.pipeline.tasks import TaskConfig
+from s2sbench.pipeline.tts.base import Voice
 
-SAMPLE_RATE_HZ = 16000
+log = logging.getLogger(__name__)
 
-
-def _shard_dirs(out_dir: Path, task: TaskConfig, n_items: int, shard_size: int) -> list[Path]:
-    n_shards = max(1, -(-n_items // shard_size))
-    return [shard_dir(out_dir, task, shard) for shard in range(n_shards)]
-
-
-def _read_shards(folders: list[Path], name: str, cls):
-    records = []
-    for folder in folders:
-        path = folder / name
-        if not (folder / ".done").exists():
-            raise RuntimeError(f"{folder}: shard is not finished (no .done marker); re-run the build to resume it")
-        records.extend(read_records(path, cls))
-    return records
-
-
-def dataset_row(row: BuildRow, store) -> dict:
-    """One dataset row: text columns, label, voice, audio (as file paths, embedded on save) and verification."""
-    item = row.item
-    context_check = row.checks.get("context")
-    candidate_roles = [f"candidate:{index}" for index in range(len(item.candidates))]
-    statuses = {check.status for check in row.checks.values()}
-    return {
-        "id": row.id,
-        "item_id": item.id,
-        "task": item.task,
-        "language": item.language,
-        "context": item.context,
-        "candidates": list(item.candidates),
-        "label": item.right,
-        "voice": row.voice,
-        "context_audio": str(store.abspath(row.clips["context"].path)) if "context" in row.clips else None,
-        "candidate_audio": [str(store.abspath(row.clips[role].path)) for role in candidate_roles if role in row.clips],
-        "context_transcript": context_check.transcript if context_check else "",
-        "context_error_rate": context_check.error_rate if context_check else None,
-        "context_metric": context_check.metric if context_check else "none",
-        "verification_status": "unverified" if "unverified" in statuses else "passed",
-        "source_file": item.source.file,
-        "source_row": item.source.row,
-    }
-
-
-def dataset_features():
-    """The columns of every s2sbench dataset split (a build, an import of the original layout, a Hub config)."""
-    import datasets
-
-    return datasets.Features(
-        {
-            "id": datasets.Value("string"),
-            "item_id": datasets.Value("string"),
-            "task": datasets.Value("string"),
-            "language": datasets.Value("string"),
-            "context": datasets.Value("string"),
-            "candidates": datasets.List(datasets.Value("string")),
-            "label": datasets.Value("int32"),
-            "voice": datasets.Value("string"),
-            "context_audio": datasets.Audio(sampling_rate=SAMPLE_RATE_HZ),
-            "candidate_audio": datasets.List(datasets.Audio(sampling_rate=SAMPLE_RATE_HZ)),
-            "context_transcript": datasets.Value("string"),
-            "context_error_rate": datasets.Value("float64"),
-            "context_metric": datasets.Value("string"),
-            "verification_status": datasets.Value("string"),
-            "source_file": datasets.Value("string"),
-            "source_row": datasets.Value("int64"),
-        }
-    )
-
-
-def split_name(task: str) -> str:
-    """The dataset split of a task (split names cannot hold '-')."""
-    return task.replace("-", "_")
-
-
-def build_dataset(rows_by_task: dict[str, list[BuildRow]], store):
-    import datasets
-
-    features = dataset_features()
-    splits = {}
-    for task, rows in rows_by_task.items():
-        table = [dataset_row(row, store) for row in rows]
-        columns = {name: [entry[name] for entry in table] for name in features}
-        splits[split_name(task)] = datasets.Dataset.from_dict(columns, features=features)
-    return datasets.DatasetDict(splits)
-
-
-def save_dataset_atomically(dataset, target: Path) -> None:
-    """Save into a fresh folder beside ``target`` and swap it in, so a killed save never leaves a half dataset."""
-    for stale in target.parent.glob(f".{target.name}.tmp-*"):
-        shutil.rmtree(stale)
-    staging = target.parent / f".{target.name}.tmp-{os.getpid()}"
-    dataset.save_to_disk(str(staging))
-    if target.exists():
-        shutil.rmtree(target)
-    os.replace(staging, target)
+SOFTWARE = ("s2sbench", "datasets", "torch", "piper-tts", "faster-whisper", "jiwer")
 
 
 def _package_version(name: str) -> str:
@@ -121,84 +35,117 @@ def _package_version(name: str) -> str:
         return "not installed"
 
 
-def assemble_build(out_dir: Path, tasks: list[TaskConfig], shard_size: int, store_root: Path | None = None) -> dict:
-    """Merge the shards of every task, save the dataset and write the build report; returns the report."""
-    from s2sbench.pipeline.audio import ClipStore
+def task_report(*, config: TaskConfig | None, language: str, version: int, voices: list[str], load: LoadReport | None,
+                items_in: int, pairs_in: int, load_drops: list[Drop], rows: list[BuildRow], drops: list[Drop]) -> TaskReport:
+    """The counts of one task: what came in, what was kept, what was dropped and why (by reason code)."""
+    return TaskReport(
+        config=config, language=language, version=version, voices=voices, items=load,
+        source_rows_dropped=len(load_drops), items_in=items_in, item_voice_pairs_in=pairs_in, kept=len(rows),
+        dropped=len(drops), drop_reasons=dict(Counter(drop.reason.code for drop in drops)),
+        clips_kept=sum(len(row.clips) for row in rows),
+        clips_unverified=sum(1 for row in rows for check in row.checks.values() if check.status == "unverified"),
+    )  # fmt: skip
+
+
+def restore_clips(rows: list[BuildRow], store: ClipStore) -> Integrity:
+    """Check every kept clip in the store by its hash; make damaged or missing ones again, identical or an error."""
+    from s2sbench.pipeline.synthesize import Synthesizer
     from s2sbench.pipeline.tts.voices import get_voice
+
+    synthesizer, voices, remade = None, {}, []
+    for row in rows:
+        for role, clip in row.clips.items():
+            if store.intact(clip.audio_sha256):
+                continue
+            problem = "damaged" if store.abspath(store.audio_path(clip.audio_sha256)).exists() else "missing"
+            synthesizer = synthesizer or Synthesizer(store)
+            if clip.voice not in voices:
+                voices[clip.voice] = get_voice(clip.voice)
+            again = synthesizer.make_clip(clip.item_id, role, clip.text, voices[clip.voice], clip.seed)
+            if again.audio_sha256 != clip.audio_sha256:
+                raise ClipIntegrityError(
+                    f"row {row.id} {role}: the clip store's copy is {problem} and making it again gave other audio "
+                    f"({again.audio_sha256[:12]} instead of {clip.audio_sha256[:12]}), which the gate never checked; "
+                    "build again with --rebuild"
+                )
+            remade.append(f"{row.id} {role}: {problem} in the store, made again")
+            log.warning("clip %s of row %s was %s in the clip store %s; made it again", role, row.id, problem, store.root)
+    return Integrity(clips_checked=sum(len(row.clips) for row in rows), clips_remade=remade)
+
+
+def make_dataset(rows_by_task: dict[str, list[BuildRow]], store: ClipStore):
+    """The DatasetDict of the kept rows, one split per task; the audio is the store's (checked) files, embedded."""
+    import datasets
+
+    def audio_of(clip) -> AudioValue:
+        return AudioValue(path=str(store.abspath(store.audio_path(clip.audio_sha256))))
+
+    return datasets.DatasetDict({split_name(task): make_split([dataset_row(row, audio_of) for row in rows])
+                                 for task, rows in rows_by_task.items()})  # fmt: skip
+
+
+def finish_build(build: BuildDir, tasks: dict[str, TaskReport], rows_by_task: dict[str, list[BuildRow]],
+                 checks: list[ClipCheck], drops: list[Drop], items_by_id: dict[str, Item], store: ClipStore,
+                 integrity: Integrity, voices: dict[str, Voice], *, origin: str = "build",
+                 imported_from: list[str] | None = None) -> BuildReport:
+    """Write the manifests, the audit, the dataset and the report of kept ``rows_by_task``; returns the report."""
     from s2sbench.pipeline.verify import summarize_checks
 
-    out_dir = Path(out_dir)
+    every_row = [row for rows in rows_by_task.values() for row in rows]
+    build.write_manifests(every_row, checks, drops)
+    build.save_dataset(make_dataset(rows_by_task, store))
+    report = BuildReport(
+        origin=origin, imported_from=imported_from or [], tasks=tasks,
+        totals=Totals(
+            items_in=sum(entry.items_in for entry in tasks.values()),
+            item_voice_pairs_in=sum(entry.item_voice_pairs_in for entry in tasks.values()),
+            kept=sum(entry.kept for entry in tasks.values()), dropped=sum(entry.dropped for entry in tasks.values()),
+            distinct_clips=len({check.clip_key for check in checks if check.clip_key}), clip_attempts=len(checks),
+            clips_rejected=sum(1 for check in checks if check.status == "rejected"),
+        ),
+        verification=summarize_checks(checks, items_by_id), integrity=integrity, voices=voices,
+        normalization=Normalization(**NORMALIZATION_STEPS, languages=sorted({entry.language for entry in tasks.values()})),
+        clip_store=str(store.root),
+        engines=sorted({f"{clip.engine} {clip.model_version}" for row in every_row for clip in row.clips.values()}),
+        asr_models=sorted({check.asr_model for check in checks}),
+        software={"python": platform.python_version(), **{name: _package_version(name) for name in SOFTWARE}},
+    )  # fmt: skip
+    build.write_report(report)
+    return report
+
+
+def assemble_build(out: BuildDir | Path, tasks: list[TaskConfig], shard_size: int, store_root: Path | None = None) -> BuildReport:
+    """Merge the shards of every task, check the clips, save the dataset and write the build report."""
+    from s2sbench.pipeline.tts.voices import get_voice
+
+    build = BuildDir.of(out)
     store = ClipStore(store_root)
     rows_by_task: dict[str, list[BuildRow]] = {}
+    reports: dict[str, TaskReport] = {}
     all_checks: list[ClipCheck] = []
     all_drops: list[Drop] = []
-    per_task = {}
     items_by_id: dict[str, Item] = {}
     for task in tasks:
-        items = read_records(items_path(out_dir, task), Item)
+        items = build.read_items(task.name)
         items_by_id.update((item.id, item) for item in items)
-        load_drops = read_records(items_path(out_dir, task).with_suffix(".drops.jsonl"), Drop)
-        load_report = json.loads(items_path(out_dir, task).with_suffix(".report.json").read_text(encoding="utf-8"))
-        folders = _shard_dirs(out_dir, task, len(items), shard_size)
-        rows = _read_shards(folders, "rows.jsonl", BuildRow)
-        drops = _read_shards(folders, "drops.jsonl", Drop)
-        checks = _read_shards(folders, "checks.jsonl", ClipCheck)
+        load_drops = build.read_item_drops(task.name)
+        shards = build.shards(task.name, len(items), shard_size)
+        rows = [row for shard in shards for row in shard.read_rows()]
+        drops = [drop for shard in shards for drop in shard.read_drops()]
         order = {item.id: index for index, item in enumerate(items)}
         rows.sort(key=lambda row: (order[row.item.id], task.voices.index(row.voice)))
-        rows_by_task[task.name] = rows
-        all_checks.extend(checks)
-        all_drops.extend(load_drops + drops)
         pairs_in = len(items) * len(task.voices)
         if len(rows) + len(drops) != pairs_in:
-            raise RuntimeError(
-                f"task {task.name}: {len(rows)} kept + {len(drops)} dropped != {pairs_in} item x voice pairs in"
-            )
-        per_task[task.name] = {
-            "config": task.model_dump(mode="json"),
-            "items": load_report,
-            "version": task.version,
-            "language": task.language,
-            "voices": task.voices,
-            "source_rows_dropped": len(load_drops),
-            "items_in": len(items),
-            "item_voice_pairs_in": pairs_in,
-            "kept": len(rows),
-            "dropped": len(drops),
-            "drop_reasons": dict(Counter(drop.reason.split(":")[0] for drop in drops)),
-            "clips_kept": sum(len(row.clips) for row in rows),
-            "clips_unverified": sum(1 for row in rows for check in row.checks.values() if check.status == "unverified"),
-        }
-    every_row = [row for rows in rows_by_task.values() for row in rows]
-    write_records(out_dir / "manifest.jsonl", every_row)
-    write_records(out_dir / "clips.jsonl", [clip for row in every_row for clip in row.clips.values()])
-    write_records(out_dir / "verification.jsonl", all_checks)
-    write_records(out_dir / "drops.jsonl", all_drops)
-    save_dataset_atomically(build_dataset(rows_by_task, store), out_dir / "dataset")
-    report = {
-        "tasks": per_task,
-        "totals": {
-            "items_in": sum(entry["items_in"] for entry in per_task.values()),
-            "item_voice_pairs_in": sum(entry["item_voice_pairs_in"] for entry in per_task.values()),
-            "kept": sum(entry["kept"] for entry in per_task.values()),
-            "dropped": sum(entry["dropped"] for entry in per_task.values()),
-            "distinct_clips": len({check.clip_key for check in all_checks if check.clip_key}),
-            "clip_attempts": len(all_checks),
-            "clips_rejected": sum(1 for check in all_checks if check.status == "rejected"),
-        },
-        "verification": summarize_checks(all_checks, items_by_id),
-        "voices": {voice_id: get_voice(voice_id).model_dump(mode="json") for voice_id in sorted({v for t in tasks for v in t.voices})},
-        "normalization": {
-            "before_tts": "s2sbench.pipeline.normalize.normalize_for_tts (numbers, dates, currency, abbreviations, symbols)",
-            "before_scoring": "s2sbench.pipeline.verify.error_rate (Whisper English normalizer; CER for zh/ja)",
-            "languages": sorted({t.language for t in tasks}),
-        },
-        "clip_store": str(store.root),
-        "engines": sorted({f"{clip.engine} {clip.model_version}" for row in every_row for clip in row.clips.values()}),
-        "asr_models": sorted({check.asr_model for check in all_checks}),
-        "software": {
-            "python": platform.python_version(),
-            **{name: _package_version(name) for name in ("s2sbench", "datasets", "torch", "piper-tts", "faster-whisper", "jiwer")},
-        },
-    }
-    write_json(out_dir / "build_report.json", report)
-    return report
+            raise BuildDirError(f"{build.work_dir / task.name}: {len(rows)} kept + {len(drops)} dropped != {pairs_in} "
+                                "item x voice pairs in; the shards are from another build: add --rebuild")  # fmt: skip
+        rows_by_task[task.name] = rows
+        all_checks.extend(check for shard in shards for check in shard.read_checks())
+        all_drops.extend(load_drops + drops)
+        reports[task.name] = task_report(
+            config=task, language=task.language, version=task.version, voices=task.voices,
+            load=build.read_load_report(task.name), items_in=len(items), pairs_in=pairs_in, load_drops=load_drops,
+            rows=rows, drops=drops,
+        )  # fmt: skip
+    integrity = restore_clips([row for rows in rows_by_task.values() for row in rows], store)
+    voices = {voice: get_voice(voice) for voice in sorted({v for task in tasks for v in task.voices})}
+    return finish_build(build, reports, rows_by_task, all_checks, all_drops, items_by_id, store, integrity, voices)

@@ -7,26 +7,37 @@ model sees the voices differ in voice, not in level or padding. Empty or clipped
 
 The store keeps each clip once, named by the SHA-256 of its WAV bytes, plus a small JSON per clip key (the hash of
 everything that determined the audio) pointing at it; both are written atomically, so several builds and tasks can
-share one store, and a killed build leaves no half-written clip.
+share one store, and a killed build leaves no half-written clip. Every read checks the bytes against their name: a
+truncated, zeroed or replaced file is never used (a lookup misses, so the clip is made again). Paths always come
+from the hash, never from a key file, so nothing outside the store's ``audio/`` folder is ever read.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import logging
 import os
+import re
 import wave
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from s2sbench.pipeline.manifest import atomic_write_bytes, atomic_write_text, sha256_bytes
+from s2sbench.pipeline.manifest import atomic_write_bytes, atomic_write_text, sha256_bytes, sha256_file
 from s2sbench.pipeline.tts.base import SynthesisError, Waveform
+
+log = logging.getLogger(__name__)
 
 # Part of every clip key: bump it when the post-processing code changes what it outputs.
 POSTPROCESS_VERSION = 1
 STORE_ENV = "S2SBENCH_CLIP_STORE"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class ClipIntegrityError(ValueError):
+    """A clip whose audio is missing from the store or does not hash to the SHA-256 its records hold."""
 
 
 @dataclass(frozen=True)
@@ -146,12 +157,16 @@ def wav_bytes(samples: np.ndarray, sample_rate_hz: int) -> bytes:
     return buffer.getvalue()
 
 
+def _pcm16_samples(handle: wave.Wave_read, what: object) -> tuple[np.ndarray, int]:
+    if handle.getsampwidth() != 2 or handle.getnchannels() != 1:
+        raise ValueError(f"{what}: expected 16-bit mono WAV as the clip store writes")
+    pcm = np.frombuffer(handle.readframes(handle.getnframes()), dtype="<i2")
+    return (pcm.astype(np.float32) / 32767.0), handle.getframerate()
+
+
 def read_wav(path: Path) -> tuple[np.ndarray, int]:
     with wave.open(str(path), "rb") as handle:
-        if handle.getsampwidth() != 2 or handle.getnchannels() != 1:
-            raise ValueError(f"{path}: expected 16-bit mono WAV as the clip store writes")
-        pcm = np.frombuffer(handle.readframes(handle.getnframes()), dtype="<i2")
-        return (pcm.astype(np.float32) / 32767.0), handle.getframerate()
+        return _pcm16_samples(handle, path)
 
 
 @dataclass(frozen=True)
@@ -171,47 +186,99 @@ class ClipStore:
     def __init__(self, root: Path | None = None):
         default = os.environ.get(STORE_ENV) or Path.home() / ".cache" / "s2sbench" / "clips"
         self.root = Path(root if root is not None else default).expanduser()
+        self.damaged: list[str] = []  # audio files found not to hash to their name (by this instance)
 
     def abspath(self, relpath: str) -> Path:
         return self.root / relpath
 
-    def load(self, relpath: str) -> np.ndarray:
-        samples, _ = read_wav(self.abspath(relpath))
-        return samples
+    @staticmethod
+    def audio_path(audio_sha256: str) -> str:
+        """Where the audio with this hash lives, relative to the root (the only files the store ever reads)."""
+        if not isinstance(audio_sha256, str) or not _SHA256.fullmatch(audio_sha256):
+            raise ClipIntegrityError(f"{audio_sha256!r} is not a SHA-256 (64 lower-case hex digits)")
+        return f"audio/{audio_sha256[:2]}/{audio_sha256}.wav"
+
+    def intact(self, audio_sha256: str) -> bool:
+        """Whether the audio with this hash is in the store, whole; a damaged file is remembered in ``damaged``."""
+        path = self.abspath(self.audio_path(audio_sha256))
+        if not path.is_file():
+            return False
+        if sha256_file(path) == audio_sha256:
+            return True
+        self.damaged.append(str(path))
+        log.warning("clip store: %s does not hash to its name (truncated or overwritten?); it is not used", path)
+        return False
+
+    def _sha_of(self, relpath: str) -> str:
+        head, _, name = str(relpath).rpartition("/")
+        digest = name.removesuffix(".wav")
+        if not _SHA256.fullmatch(digest) or relpath != self.audio_path(digest):
+            raise ClipIntegrityError(f"{relpath!r} is not a clip of the store {self.root} (audio/<sha[:2]>/<sha>.wav)")
+        return digest
+
+    def read_bytes(self, relpath: str, what: str = "clip") -> bytes:
+        """The WAV bytes at ``relpath``, checked against the hash they are named by: :class:`ClipIntegrityError`
+        naming ``what`` if they are missing or damaged."""
+        digest = self._sha_of(relpath)
+        path = self.abspath(relpath)
+        data = path.read_bytes() if path.is_file() else None
+        if data is None or sha256_bytes(data) != digest:
+            problem = "is missing" if data is None else "does not hash to its name (truncated or overwritten)"
+            raise ClipIntegrityError(f"{what}: {path} in the clip store {problem}")
+        return data
+
+    def load(self, relpath: str, what: str = "clip") -> np.ndarray:
+        """The samples of the clip at ``relpath`` (checked, see :meth:`read_bytes`)."""
+        with wave.open(io.BytesIO(self.read_bytes(relpath, what)), "rb") as handle:
+            return _pcm16_samples(handle, what)[0]
 
     def _key_path(self, key: str) -> Path:
         return self.root / "keys" / key[:2] / f"{key}.json"
 
-    def lookup(self, key: str) -> StoredClip | None:
-        """The clip stored under ``key``, or None (also when its audio file has gone missing)."""
+    def _entry(self, key: str) -> dict | None:
         path = self._key_path(key)
-        if not path.exists():
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+    def lookup(self, key: str) -> StoredClip | None:
+        """The clip stored under ``key``, or None (also when its audio has gone missing or is damaged)."""
+        entry = self._entry(key)
+        if entry is None or "rejected" in entry:
             return None
-        entry = json.loads(path.read_text(encoding="utf-8"))
-        if "rejected" in entry:
+        digest = entry.get("audio_sha256", "")
+        if not _SHA256.fullmatch(str(digest)) or not self.intact(digest):
             return None
-        clip = StoredClip(**{name: entry[name] for name in StoredClip.__dataclass_fields__})
-        return clip if self.abspath(clip.path).exists() else None
+        return StoredClip(key=key, audio_sha256=digest, path=self.audio_path(digest),
+                          sample_rate_hz=entry["sample_rate_hz"], duration_s=entry["duration_s"])
 
     def rejection(self, key: str) -> str | None:
         """Why the audio made for ``key`` was rejected (empty, clipped), if it was: the same inputs give it again."""
-        path = self._key_path(key)
-        if not path.exists():
-            return None
-        return json.loads(path.read_text(encoding="utf-8")).get("rejected")
+        entry = self._entry(key)
+        return entry.get("rejected") if entry is not None else None
 
     def put_rejection(self, key: str, reason: str, provenance: dict) -> None:
         atomic_write_text(self._key_path(key), json.dumps({"key": key, "rejected": reason, **provenance},
                                                           ensure_ascii=False, indent=1))
 
     def put(self, key: str, samples: np.ndarray, sample_rate_hz: int, provenance: dict) -> StoredClip:
-        """Store ``samples`` (once per content) and record ``key`` -> it, with what made it."""
-        data = wav_bytes(samples, sample_rate_hz)
+        """Store ``samples`` (once per content; a damaged copy is replaced) and record ``key`` -> it."""
+        return self._put(key, wav_bytes(samples, sample_rate_hz), sample_rate_hz, samples.size / sample_rate_hz, provenance)
+
+    def put_wav(self, key: str, data: bytes, provenance: dict) -> StoredClip:
+        """Store WAV bytes made elsewhere as they are (an import of the original layout) and record ``key`` -> them."""
+        import soundfile
+
+        try:
+            info = soundfile.info(io.BytesIO(data))
+        except RuntimeError as error:  # libsndfile cannot read it
+            raise ClipIntegrityError(f"{provenance.get('source', key)}: not a readable WAV file ({error})") from None
+        return self._put(key, data, info.samplerate, info.frames / info.samplerate, provenance)
+
+    def _put(self, key: str, data: bytes, sample_rate_hz: int, duration_s: float, provenance: dict) -> StoredClip:
         digest = sha256_bytes(data)
-        relpath = f"audio/{digest[:2]}/{digest}.wav"
-        if not self.abspath(relpath).exists():
+        relpath = self.audio_path(digest)
+        if not self.intact(digest):
             atomic_write_bytes(self.abspath(relpath), data)
         clip = StoredClip(key=key, audio_sha256=digest, path=relpath, sample_rate_hz=sample_rate_hz,
-                          duration_s=round(samples.size / sample_rate_hz, 4))
+                          duration_s=round(duration_s, 4))
         atomic_write_text(self._key_path(key), json.dumps({**asdict(clip), **provenance}, ensure_ascii=False, indent=1))
         return clip

@@ -1,26 +1,26 @@
-"""The build stages as plain functions over a build directory; ``s2sbench.flows.build`` orchestrates them.
-
-Layout of a build directory::
-
-    items/<task>.jsonl                 the task's items (Item)
-    work/<task>/shard-NNNNN/           per-shard outputs, appended as they are made (resumable)
-        rows.jsonl  checks.jsonl  drops.jsonl  .done
-    manifest.jsonl  clips.jsonl  verification.jsonl  drops.jsonl  build_report.json  dataset/
-
-Resume is a property of the data: shard files are keyed by deterministic ids and a ``.done`` marker closes a shard,
-so a killed build re-run skips what is written and never duplicates a row.
+"""The build stages as plain functions over a :class:`~s2sbench.pipeline.builddir.BuildDir`; ``s2sbench.flows.build``
+maps them over tasks and shards with Prefect, :func:`run_build` runs them in order in this process (a notebook, a
+test). Every stage is resumable: see :mod:`s2sbench.pipeline.builddir`.
 """
 
 from __future__ import annotations
 
+import logging
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from s2sbench.pipeline.manifest import ResumableJsonlWriter, atomic_write_text, read_records, write_json, write_records
-from s2sbench.pipeline.records import BuildRow, ClipCheck, Drop, Item
+from s2sbench.pipeline.build_report import BuildReport
+from s2sbench.pipeline.builddir import BuildDir
+from s2sbench.pipeline.fingerprint import build_inputs
+from s2sbench.pipeline.records import BuildRow, Drop, Item
 from s2sbench.pipeline.tasks import TaskConfig
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SHARD_SIZE = 8
 
 
 @dataclass(frozen=True)
@@ -32,25 +32,30 @@ class ShardSummary:
     dropped: int
     checks: int
     synthesized: int
+    remade: int = 0  # clips found damaged in the store and made again
 
 
-def items_path(out_dir: Path, task: TaskConfig) -> Path:
-    return Path(out_dir) / "items" / f"{task.name}.jsonl"
+@contextmanager
+def build_session(out: BuildDir | Path, tasks: list[TaskConfig], limit: int | None, shard_size: int, seed: int,
+                  rebuild: bool = False):
+    """Hold the folder's lock for a whole build and check (or record) its inputs; yields the :class:`BuildDir`."""
+    build = BuildDir.of(out)
+    if shard_size < 1:
+        raise ValueError(f"--shard-size must be >= 1, got {shard_size}")
+    if limit is not None and limit < 0:
+        raise ValueError(f"--limit must be >= 0, got {limit}")
+    inputs = build_inputs(tasks, limit, shard_size, seed)
+    with build.lock():
+        build.start(inputs, rebuild)
+        yield build
 
 
-def shard_dir(out_dir: Path, task: TaskConfig, shard: int) -> Path:
-    return Path(out_dir) / "work" / task.name / f"shard-{shard:05d}"
-
-
-def prepare_items(task: TaskConfig, out_dir: Path, limit: int | None = None) -> list[Item]:
-    """Load the task's items (the same path as ``s2sbench items``) and write them to ``items/<task>.jsonl``."""
+def prepare_items(task: TaskConfig, out: BuildDir | Path, limit: int | None = None) -> list[Item]:
+    """Load the task's items (the same path as ``s2sbench items``) and write them to the build's ``items/``."""
     from s2sbench.pipeline.sources import load_task_items
 
     result = load_task_items(task, limit)
-    path = items_path(out_dir, task)
-    write_records(path, result.items)
-    write_records(path.with_suffix(".drops.jsonl"), result.drops)
-    write_json(path.with_suffix(".report.json"), result.report())
+    BuildDir.of(out).write_items(result)
     return result.items
 
 
@@ -61,7 +66,7 @@ def shard_items(items: list[Item], shard_size: int) -> list[list[Item]]:
 
 
 def speak_shard(
-    task: TaskConfig, items: list[Item], shard: int, out_dir: Path, store_root: Path | None = None, seed: int = 0
+    task: TaskConfig, items: list[Item], shard: int, out: BuildDir | Path, store_root: Path | None = None, seed: int = 0
 ) -> ShardSummary:
     """Synthesize and verify one shard of items in every voice of the task; resumable and idempotent."""
     from s2sbench.pipeline.asr import get_asr
@@ -71,23 +76,16 @@ def speak_shard(
     from s2sbench.pipeline.tts.voices import get_voice
     from s2sbench.pipeline.verify import Verifier
 
-    folder = shard_dir(out_dir, task, shard)
-    done = folder / ".done"
-    if done.exists():
-        rows = read_records(folder / "rows.jsonl", BuildRow)
-        drops = read_records(folder / "drops.jsonl", Drop)
-        checks = read_records(folder / "checks.jsonl", ClipCheck)
+    folder = BuildDir.of(out).shard(task.name, shard)
+    if folder.done:
+        rows, drops, checks = folder.read_rows(), folder.read_drops(), folder.read_checks()
         return ShardSummary(task.name, shard, len(items), len(rows), len(drops), len(checks), 0)
     store = ClipStore(store_root)
     synthesizer = Synthesizer(store)
     asr = get_asr(task.gate.asr.engine, task.gate.asr.model, **task.gate.asr.options)
     speaker = Speaker(task, synthesizer, Verifier(asr, task.gate, task.language), store, base_seed=seed)
     voices = [get_voice(voice_id) for voice_id in task.voices]
-    with (
-        ResumableJsonlWriter(folder / "rows.jsonl", BuildRow) as rows,
-        ResumableJsonlWriter(folder / "drops.jsonl", Drop) as drops,
-        ResumableJsonlWriter(folder / "checks.jsonl", ClipCheck) as checks,
-    ):
+    with folder.writers() as (rows, checks, drops):
         progress = tqdm(items, desc=f"speak {task.name} shard {shard}", unit="item", disable=None, leave=False)
         for item in progress:
             for voice in voices:
@@ -101,11 +99,24 @@ def speak_shard(
                 if outcome.row is not None:
                     rows.write(outcome.row)
                 else:
-                    drops.write(
-                        Drop(id=row_id, task=task.name, item_id=item.id, voice=voice.id, stage="speak", reason=outcome.dropped_reason)
-                    )
-        summary = ShardSummary(
-            task.name, shard, len(items), len(rows.seen), len(drops.seen), len(checks.seen), synthesizer.calls
-        )
-    atomic_write_text(done, "")
+                    drops.write(Drop(id=row_id, task=task.name, item_id=item.id, voice=voice.id, stage="speak",
+                                     reason=outcome.dropped_reason))  # fmt: skip
+        summary = ShardSummary(task.name, shard, len(items), len(rows.seen), len(drops.seen), len(checks.seen),
+                               synthesizer.calls, synthesizer.remade)  # fmt: skip
+    folder.mark_done()
     return summary
+
+
+def run_build(tasks: list[TaskConfig], out: BuildDir | Path, *, limit: int | None = None,
+              shard_size: int = DEFAULT_SHARD_SIZE, store_root: Path | None = None, seed: int = 0,
+              rebuild: bool = False) -> BuildReport:
+    """Build ``tasks`` into ``out`` here, one shard after the other (the build flow runs the same stages with
+    Prefect, shards in parallel); resumes a killed build of the same inputs."""
+    from s2sbench.pipeline.assemble import assemble_build
+
+    with build_session(out, tasks, limit, shard_size, seed, rebuild) as build:
+        for task in tasks:
+            for index, shard in enumerate(shard_items(prepare_items(task, build, limit), shard_size)):
+                summary = speak_shard(task, shard, index, build, store_root, seed)
+                log.info("task %s shard %d: %d kept, %d dropped", task.name, index, summary.rows, summary.dropped)
+        return assemble_build(build, tasks, shard_size, store_root)

@@ -32,6 +32,49 @@ class ManifestError(ValueError):
         super().__init__(f"{path}:{line}: field '{field}': {problem}")
 
 
+class DocumentError(ValueError):
+    """A JSON document (a build report, results, a sidecar) that cannot be read as its record; names file and field."""
+
+
+class SchemaVersionError(DocumentError):
+    """A document written by an s2sbench whose records have another shape (another ``schema_version``)."""
+
+
+def read_json(path: str | Path) -> object:
+    """The decoded JSON of ``path``; invalid JSON or a wrong encoding is a :class:`DocumentError` naming the line."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise DocumentError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+    except UnicodeDecodeError as error:
+        raise DocumentError(f"{path}: not UTF-8 ({error.reason} at byte {error.start})") from None
+
+
+def parse_document(cls: type[Record], data: object, path: str | Path) -> Record:
+    """``data`` (a decoded JSON document) as ``cls``; an error names the file and the first wrong field."""
+    try:
+        return cls.model_validate(data)
+    except ValidationError as error:
+        field, problem = _field_of(error)
+        raise DocumentError(f"{path}: field '{field}': {problem}") from None
+
+
+def parse_versioned(cls: type[Record], data: object, path: str | Path, version: int | None = None) -> Record:
+    """:func:`parse_document` for a record with a ``schema_version``: another version (none counts as 1, the untyped
+    layout) is a :class:`SchemaVersionError` saying what to do, before any other field is looked at."""
+    from s2sbench.pipeline.records import SCHEMA_VERSION
+
+    expected = SCHEMA_VERSION if version is None else version
+    found = data.get("schema_version", 1) if isinstance(data, dict) else None
+    if found != expected:
+        raise SchemaVersionError(
+            f"{path}: field 'schema_version': {found!r}, this s2sbench reads {expected}; it was written by another "
+            "version of s2sbench: make it again (a build: `s2sbench build ... --rebuild`, the clip cache is kept)"
+        )
+    return parse_document(cls, data, path)
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see either the old file or the whole new one."""
     path = Path(path)

@@ -1,14 +1,39 @@
 """The typed records that carry data from source files to scores.
 
 Each record serializes to one JSONL line (see :mod:`s2sbench.pipeline.manifest`). Units are in the names
-(``duration_s``, ``sample_rate_hz``); error rates are fractions (0.12, never 12).
+(``duration_s``, ``sample_rate_hz``); error rates are fractions (0.12, never 12). Values that other code used to
+parse back out of strings are records of their own: a clip's :class:`Role` and every :class:`Reason` (a code that
+counts, and a detail that explains).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_validator, model_validator
+from pydantic_core import core_schema
+
+#: bump when a record of a build folder changes shape; a folder of another version is refused with a clear message
+#: (1 was the untyped layout before BuildDir: string drop reasons, no schema_version)
+SCHEMA_VERSION = 2
+
+_SAFE_NAME = re.compile(r"[^\W_][\w.-]*")
+
+
+class UnsafeNameError(ValueError):
+    """A name or id that becomes part of a path but could leave its folder (``../x``, ``a/b``, an empty name)."""
+
+
+def safe_component(value: str, what: str) -> str:
+    """``value`` if it can be one path component (letters, digits, '.', '-', '_', starting with a letter or digit),
+    else :class:`UnsafeNameError` naming ``what`` (for example "task file x.yaml: field 'name'")."""
+    if not isinstance(value, str) or not _SAFE_NAME.fullmatch(value):
+        raise UnsafeNameError(
+            f"{what}: {value!r} cannot name a file or folder (use letters, digits, '.', '-' and '_', starting with a "
+            "letter or digit; no '/', no '..')"
+        )
+    return value
 
 
 class Record(BaseModel):
@@ -60,9 +85,70 @@ class Item(Record):
         return self
 
 
-def clip_role(candidate: int | None) -> str:
-    """The role of a clip within its item: ``context`` or ``candidate:K``."""
-    return "context" if candidate is None else f"candidate:{candidate}"
+class Role(str):
+    """The part of an item a clip speaks: ``context`` or ``candidate:K``. Parsed once when a record is read; code
+    asks :attr:`candidate` and :attr:`is_context` instead of splitting the string. Serializes as its text, so
+    manifests and dict keys stay readable and equal to the plain string."""
+
+    candidate: int | None
+
+    def __new__(cls, value: "str | Role") -> "Role":
+        if isinstance(value, Role):
+            return value
+        text = str(value)
+        if text == "context":
+            candidate = None
+        else:
+            kind, _, index = text.partition(":")
+            if kind != "candidate" or not index.isdigit() or (len(index) > 1 and index[0] == "0"):
+                raise ValueError(f"role {text!r} is neither 'context' nor 'candidate:K'")
+            candidate = int(index)
+        role = super().__new__(cls, text)
+        role.candidate = candidate
+        return role
+
+    @classmethod
+    def context(cls) -> "Role":
+        return cls("context")
+
+    @classmethod
+    def of_candidate(cls, index: int) -> "Role":
+        return cls(f"candidate:{index}")
+
+    @property
+    def is_context(self) -> bool:
+        return self.candidate is None
+
+    def text_of(self, item: "Item") -> str:
+        """The text of ``item`` this role speaks ("" for a candidate the item does not have)."""
+        if self.candidate is None:
+            return item.context
+        return item.candidates[self.candidate] if self.candidate < len(item.candidates) else ""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(
+            cls, core_schema.str_schema(), serialization=core_schema.plain_serializer_function_ser_schema(str)
+        )
+
+
+class Reason(BaseModel):
+    """Why something was rejected or dropped: a short ``code`` that reports count by (``error_rate``,
+    ``synthesis_failed``, ...) and a ``detail`` for people."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    code: str = Field(min_length=1)
+    detail: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> "Reason":
+        """The reason written as ``"code: detail"`` (the gate's wording), at the one place such text is made."""
+        code, _, detail = text.partition(":")
+        return cls(code=code.strip() or "unknown", detail=detail.strip())
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.detail}" if self.detail else self.code
 
 
 class Clip(Record):
@@ -70,7 +156,7 @@ class Clip(Record):
 
     key: str  # hash of everything that determines the audio (text, engine, model, voice, seed, post-processing)
     item_id: str
-    role: str  # "context" | "candidate:K"
+    role: Role
     text: str
     normalized_text: str
     voice: str
@@ -87,7 +173,7 @@ class ClipCheck(Record):
     """The verification of one synthesis attempt of a clip (one line of ``verification.jsonl``)."""
 
     item_id: str
-    role: str
+    role: Role
     attempt: int
     clip_key: str
     voice: str
@@ -103,11 +189,16 @@ class ClipCheck(Record):
     insertions: int = 0
     passed: bool
     status: Literal["passed", "rejected", "unverified"]
-    reason: str = ""
+    reasons: tuple[Reason, ...] = ()  # why it was rejected (every failed check), or why it is unverified
 
     @property
     def id(self) -> str:
         return f"{self.item_id}@{self.voice}|{self.role}|{self.attempt}"
+
+    @property
+    def reason(self) -> str:
+        """The reasons as one line of text, for people."""
+        return "; ".join(str(reason) for reason in self.reasons)
 
 
 class BuildRow(Record):
@@ -116,8 +207,8 @@ class BuildRow(Record):
     id: str  # "<item id>@<voice>"
     item: Item
     voice: str
-    clips: dict[str, Clip]  # role -> the clip that passed (or was unverified)
-    checks: dict[str, ClipCheck]  # role -> the final check of that clip
+    clips: dict[Role, Clip]  # role -> the clip that passed (or was unverified)
+    checks: dict[Role, ClipCheck]  # role -> the final check of that clip
 
     @staticmethod
     def make_id(item_id: str, voice: str) -> str:
@@ -132,4 +223,4 @@ class Drop(Record):
     item_id: str
     voice: str = ""
     stage: Literal["load", "rewrite", "speak"]
-    reason: str
+    reason: Reason

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from s2sbench.pipeline.asr.base import TranscriptionError
 from s2sbench.pipeline.audio import ClipStore
-from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Item, clip_role
+from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Item, Reason, Role
 from s2sbench.pipeline.synthesize import Synthesizer
 from s2sbench.pipeline.tasks import TaskConfig
 from s2sbench.pipeline.tts.base import SynthesisError, Voice
@@ -30,31 +30,31 @@ class SpeakOutcome:
     voice: str
     row: BuildRow | None
     checks: list[ClipCheck] = field(default_factory=list)
-    dropped_reason: str = ""
+    dropped_reason: Reason | None = None
 
     @property
     def id(self) -> str:
         return BuildRow.make_id(self.item_id, self.voice)
 
 
-def texts_to_speak(item: Item, task: TaskConfig) -> dict[str, str]:
+def texts_to_speak(item: Item, task: TaskConfig) -> dict[Role, str]:
     """Role -> text for the roles the task speaks."""
-    texts: dict[str, str] = {}
+    texts: dict[Role, str] = {}
     if "context" in task.speak:
-        texts[clip_role(None)] = item.context
+        texts[Role.context()] = item.context
     if "candidates" in task.speak:
         for index, candidate in enumerate(item.candidates):
-            texts[clip_role(index)] = candidate
+            texts[Role.of_candidate(index)] = candidate
     return texts
 
 
 def _failed_check(
-    item: Item, role: str, voice: Voice, seed: int, attempt: int, reason: str, asr_model: str, clip_key: str = ""
+    item: Item, role: Role, voice: Voice, seed: int, attempt: int, reason: Reason, asr_model: str, clip_key: str = ""
 ) -> ClipCheck:
     return ClipCheck(
         item_id=item.id, role=role, attempt=attempt, clip_key=clip_key, voice=voice.id, seed=seed, asr_model=asr_model,
         metric="none", reference="", hypothesis="", transcript="", error_rate=None, passed=False,
-        status="rejected", reason=reason,
+        status="rejected", reasons=(reason,),
     )
 
 
@@ -76,8 +76,8 @@ class Speaker:
         outcome = SpeakOutcome(item_id=item.id, voice=voice.id, row=None)
         texts = texts_to_speak(item, self.task)
         pending = dict(texts)
-        accepted: dict[str, tuple[Clip, ClipCheck]] = {}
-        last_reason: dict[str, str] = {}
+        accepted: dict[Role, tuple[Clip, ClipCheck]] = {}
+        last_check: dict[Role, ClipCheck] = {}
         for attempt in range(1, self.task.gate.max_attempts + 1):
             seed = self.base_seed + attempt - 1
             made: list[Clip] = []
@@ -85,9 +85,10 @@ class Speaker:
                 try:
                     made.append(self.synthesizer.make_clip(item.id, role, text, voice, seed))
                 except SynthesisError as error:
-                    check = _failed_check(item, role, voice, seed, attempt, f"synthesis failed: {error}", self._asr_name())
+                    reason = Reason(code="synthesis_failed", detail=str(error))
+                    check = _failed_check(item, role, voice, seed, attempt, reason, self._asr_name())
                     outcome.checks.append(check)
-                    last_reason[role] = check.reason
+                    last_check[role] = check
             checks = self._verify(item, made, voice, seed, attempt)
             outcome.checks.extend(checks)
             for clip, check in zip(made, checks):
@@ -95,12 +96,17 @@ class Speaker:
                     accepted[clip.role] = (clip, check)
                     del pending[clip.role]
                 else:
-                    last_reason[clip.role] = check.reason
+                    last_check[clip.role] = check
             if not pending:
                 break
         if pending:
             role = next(iter(pending))
-            outcome.dropped_reason = f"{role} failed {self.task.gate.max_attempts} attempt(s): {last_reason.get(role, '')}"
+            failed = last_check[role]
+            # counted by what failed the clip (error_rate, synthesis_failed, ...), not by which clip it was
+            outcome.dropped_reason = Reason(
+                code=failed.reasons[0].code if failed.reasons else "rejected",
+                detail=f"{role} failed {self.task.gate.max_attempts} attempt(s): {failed.reason}",
+            )
             return outcome
         outcome.row = BuildRow(
             id=BuildRow.make_id(item.id, voice.id),
@@ -114,13 +120,9 @@ class Speaker:
     def _verify(self, item: Item, clips: Sequence[Clip], voice: Voice, seed: int, attempt: int) -> list[ClipCheck]:
         if not clips:
             return []
-        audios = [self.store.load(clip.path) for clip in clips]
+        audios = [self.store.load(clip.path, f"clip {clip.item_id} {clip.role} ({clip.voice})") for clip in clips]
         try:
             return self.verifier.check_batch(clips, audios, attempt)
         except TranscriptionError as error:
-            return [
-                _failed_check(
-                    item, clip.role, voice, seed, attempt, f"transcription failed: {error}", self._asr_name(), clip.key
-                )
-                for clip in clips
-            ]
+            reason = Reason(code="transcription_failed", detail=str(error))
+            return [_failed_check(item, clip.role, voice, seed, attempt, reason, self._asr_name(), clip.key) for clip in clips]

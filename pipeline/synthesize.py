@@ -59,6 +59,7 @@ class Synthesizer:
         self.settings = settings
         self.calls = 0  # real engine calls made by this instance
         self.cache_hits = 0
+        self.remade = 0  # clips whose stored audio was damaged (it failed its hash), so they were made again
         self.stats: dict[str, EngineStats] = {}
         self._versions: dict[str, str] = {}
 
@@ -72,6 +73,7 @@ class Synthesizer:
         normalized = normalize_for_tts(text, voice.language)
         version = self.model_version(voice)
         key = clip_key(normalized, voice, version, seed, self.settings)
+        damaged = len(self.store.damaged)
         stored = self.store.lookup(key)
         if stored is None:
             rejected = self.store.rejection(key)
@@ -79,6 +81,7 @@ class Synthesizer:
                 self.cache_hits += 1
                 raise SynthesisError(f"{rejected} (cached)")
             stored = self._synthesize(key, normalized, voice, version, seed)
+            self.remade += len(self.store.damaged) > damaged
         else:
             self.cache_hits += 1
         return Clip(

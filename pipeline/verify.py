@@ -27,7 +27,7 @@ import numpy as np
 
 from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
 from s2sbench.pipeline.normalize import chinese_for_cer
-from s2sbench.pipeline.records import Clip, ClipCheck, Item
+from s2sbench.pipeline.records import Clip, ClipCheck, Item, Reason
 from s2sbench.pipeline.tasks import GateConfig, SpeechRate
 
 log = logging.getLogger(__name__)
@@ -304,20 +304,15 @@ class Verifier:
                 substitutions=score.substitutions, deletions=score.deletions, insertions=score.insertions,
             )
         if reasons:
-            status, reason = "rejected", "; ".join(reasons)
+            status, found = "rejected", [Reason.parse(text) for text in reasons]
         elif self.unverified_reason:
-            status, reason = "unverified", self.unverified_reason
+            status, found = "unverified", [Reason.parse(self.unverified_reason)]
         else:
-            status, reason = "passed", ""
-        return ClipCheck(**fields, passed=status == "passed", status=status, reason=reason)
+            status, found = "passed", []
+        return ClipCheck(**fields, passed=status == "passed", status=status, reasons=found)
 
 
 # --- the audit summary ---------------------------------------------------------------------------------------------
-
-
-def reason_codes(reason: str) -> list[str]:
-    """``"error_rate: wer 0.4 > 0.15; long_silence: 2 s > 1.5 s"`` -> ``["error_rate", "long_silence"]``."""
-    return [part.split(":")[0].strip() for part in reason.split("; ") if part.strip()]
 
 
 def distribution(rates: Sequence[float]) -> dict:
@@ -349,7 +344,7 @@ def final_checks(checks: Iterable[ClipCheck]) -> list[ClipCheck]:
 
 
 def _reason_counts(checks: Iterable[ClipCheck]) -> dict[str, int]:
-    return dict(Counter(code for check in checks if check.status == "rejected" for code in reason_codes(check.reason)))
+    return dict(Counter(reason.code for check in checks if check.status == "rejected" for reason in check.reasons))
 
 
 def _group_summary(checks: list[ClipCheck]) -> dict:

@@ -22,3 +22,12 @@ def prefect_harness():
 
     with prefect_test_harness(server_startup_timeout=180):
         yield
+
+
+@pytest.fixture(scope="session")
+def real_build(tmp_path_factory):
+    """A small build made by the real stages (Piper, espeak-ng, Whisper tiny.en), once per session: see
+    tests/real_build.py for what it holds. Tests must not change it; copy it (and its store) to damage it."""
+    from .real_build import make_real_build
+
+    return make_real_build(tmp_path_factory.mktemp("real-build"))

@@ -1,25 +1,26 @@
 """What a report shows of a build: its counts, every verification attempt, why clips and items were dropped, and a
 bounded sample of kept and rejected clips with their audio.
 
-The audio of a clip, kept or rejected, is found in the clip store by the attempt's ``clip_key`` (the store the build
-report names, else the one given, else the usual default). The sample is deterministic: clips are ordered by a hash
-of their attempt id and taken in turn from each group (task and voice for kept clips, the first reject reason for
-rejected ones), so every group shows up before any shows twice.
+The audio of a clip, kept or rejected, is found in the build's own clip store (the one given, else the one the build
+report names) by the attempt's ``clip_key``, and read only from the store's ``audio/`` folder after its hash is
+checked: a clip whose audio is missing or damaged is listed without a player, never embedded. The sample is
+deterministic: clips are ordered by a hash of their attempt id and taken in turn from each group (task and voice
+for kept clips, the first reject reason for rejected ones), so every group shows up before any shows twice.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from s2sbench.pipeline.audio import ClipStore
-from s2sbench.pipeline.manifest import read_records, stable_hash
-from s2sbench.pipeline.records import BuildRow, ClipCheck, Drop, Item
-from s2sbench.pipeline.reverify import read_build_items
+from s2sbench.pipeline.audio import ClipIntegrityError, ClipStore
+from s2sbench.pipeline.build_report import BuildReport
+from s2sbench.pipeline.builddir import BuildDir
+from s2sbench.pipeline.manifest import stable_hash
+from s2sbench.pipeline.records import ClipCheck, Item
 
 
 @dataclass(frozen=True)
@@ -55,27 +56,13 @@ class ClipSample:
 @dataclass(frozen=True)
 class BuildAudit:
     build_dir: Path
-    report: dict  # build_report.json
+    report: BuildReport
     checks: object  # pandas DataFrame, one row per attempt (ClipCheck fields + task, language)
     drop_counts: dict[str, dict[str, int]]  # kind -> reason -> count
     samples: tuple[ClipSample, ...] = field(default=())
     store_root: Path | None = None
     n_kept_clips: int = 0  # clips of kept rows (the sample's population), and rejected attempts
     n_rejected_attempts: int = 0
-
-
-def reason_kinds(reason: str) -> list[str]:
-    """``"error_rate: wer 0.300 > 0.15; too_long: ..."`` -> ``["error_rate", "too_long"]``."""
-    return [part.split(":")[0].strip() for part in reason.split(";") if part.strip()]
-
-
-def _text_of(item: Item | None, role: str) -> str:
-    if item is None:
-        return ""
-    if role == "context":
-        return item.context
-    index = int(role.split(":")[1]) if role.startswith("candidate:") else -1
-    return item.candidates[index] if 0 <= index < len(item.candidates) else ""
 
 
 def _interleave(checks: Sequence[ClipCheck], group_of, limit: int) -> list[ClipCheck]:
@@ -95,58 +82,55 @@ def _sample(check: ClipCheck, item: Item | None, store: ClipStore, budget: list[
     audio, missing = None, ""
     stored = store.lookup(check.clip_key) if check.clip_key else None
     if stored is None:
-        missing = f"clip {check.clip_key[:12] or '(none)'} not in the clip store {store.root}"
+        missing = f"clip {check.clip_key[:12] or '(none)'} is not in the clip store {store.root} (or is damaged there)"
     else:
-        data = store.abspath(stored.path).read_bytes()
-        if len(data) > budget[0]:
+        try:
+            data = store.read_bytes(stored.path, f"clip {check.clip_key[:12]}")
+        except ClipIntegrityError as error:
+            data, missing = None, str(error)
+        if data is not None and len(data) > budget[0]:
             missing = "not embedded: the report's audio budget is spent"
-        else:
+        elif data is not None:
             budget[0] -= len(data)
             audio = data
     return ClipSample(
         status=check.status, task=item.task if item else "", language=item.language if item else "",
         voice=check.voice, item_id=check.item_id, role=check.role, attempt=check.attempt,
-        text=_text_of(item, check.role), transcript=check.transcript, metric=check.metric,
+        text=check.role.text_of(item) if item else "", transcript=check.transcript, metric=check.metric,
         error_rate=check.error_rate, reason=check.reason, audio_wav=audio, missing=missing,
     )  # fmt: skip
 
 
 def load_build(
-    build_dir: str | Path, store_root: str | Path | None = None, options: SampleOptions = SampleOptions()
+    build_dir: str | Path | BuildDir, store_root: str | Path | None = None, options: SampleOptions = SampleOptions()
 ) -> BuildAudit:
-    """Read a build directory (``build_report.json``, ``verification.jsonl``, ``manifest.jsonl``, ``drops.jsonl``,
-    ``items/``) and sample clips from its clip store."""
+    """Read a build directory (report, audit, manifest, drops, items) and sample clips from its clip store."""
     import pandas as pd
 
-    build_dir = Path(build_dir)
-    report_path = build_dir / "build_report.json"
-    if not report_path.is_file():
-        raise FileNotFoundError(f"{report_path}: not found; pass a directory made by `s2sbench build`")
-    report = json.loads(report_path.read_text(encoding="utf-8"))
-    items = read_build_items(build_dir)
-    checks = read_records(build_dir / "verification.jsonl", ClipCheck)
-    rows = read_records(build_dir / "manifest.jsonl", BuildRow)
-    drops_path = build_dir / "drops.jsonl"
-    drops = read_records(drops_path, Drop) if drops_path.is_file() else []
+    build = BuildDir.of(build_dir)
+    report = build.read_report()
+    items = build.read_all_items()
+    checks = build.read_verification()
+    rows = build.read_manifest()
+    drops = build.read_drops()
 
     frame = pd.DataFrame(
-        [{**check.model_dump(), "task": items[check.item_id].task if check.item_id in items else "",
+        [{**check.model_dump(exclude={"reasons"}), "reason": check.reason,
+          "task": items[check.item_id].task if check.item_id in items else "",
           "language": items[check.item_id].language if check.item_id in items else ""} for check in checks],
-        columns=[*ClipCheck.model_fields, "task", "language"],
+        columns=[*(name for name in ClipCheck.model_fields if name != "reasons"), "reason", "task", "language"],
     )  # fmt: skip
     rejected = [check for check in checks if check.status == "rejected"]
     drop_counts = {
-        "rejected clip attempts": dict(Counter(kind for check in rejected for kind in reason_kinds(check.reason))),
-        "dropped items (by stage)": dict(Counter(f"{drop.stage}: {reason_kinds(drop.reason)[0]}" for drop in drops
-                                                 if drop.reason)),  # fmt: skip
+        "rejected clip attempts": dict(Counter(reason.code for check in rejected for reason in check.reasons)),
+        "dropped items (by stage)": dict(Counter(f"{drop.stage}: {drop.reason.code}" for drop in drops)),
     }
 
-    root = store_root if store_root is not None else report.get("clip_store")
-    store = ClipStore(Path(root) if root else None)
+    store = ClipStore(Path(store_root) if store_root is not None else Path(report.clip_store))
     kept = [check for row in rows for check in row.checks.values()]
     budget = [options.max_audio_bytes]
     chosen = _interleave(kept, lambda c: f"{items[c.item_id].task if c.item_id in items else ''} {c.voice}",
                          options.clips_per_status)  # fmt: skip
-    chosen += _interleave(rejected, lambda c: reason_kinds(c.reason)[0] if c.reason else "", options.clips_per_status)
+    chosen += _interleave(rejected, lambda c: c.reasons[0].code if c.reasons else "", options.clips_per_status)
     samples = tuple(_sample(check, items.get(check.item_id), store, budget) for check in chosen)
-    return BuildAudit(build_dir, report, frame, drop_counts, samples, store.root, len(kept), len(rejected))
+    return BuildAudit(build.root, report, frame, drop_counts, samples, store.root, len(kept), len(rejected))

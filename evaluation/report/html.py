@@ -87,11 +87,9 @@ def _plot(png: bytes | None, name: str, alt: str) -> str:
 def _runs_section(inputs: ReportInputs) -> str:
     rows = []
     for run in inputs.runs:
-        model, dataset = run.data["model"], run.data.get("dataset", {})
-        model_id = model.get("model_id", model["name"])
-        revision = model.get("revision", "")
-        rows.append([run.label, model.get("kind", ""), model_id, "(the model id)" if revision == model_id else revision,
-                     dataset.get("build_dir", ""), run.source or ""])  # fmt: skip
+        model, dataset = run.results.model, run.results.dataset
+        revision = "(the model id)" if model.revision == model.model_id else model.revision
+        rows.append([run.label, model.kind, model.model_id, revision, dataset.build_dir, run.source or ""])
     return "<h2 id='runs'>Runs</h2>" + _table(["run", "kind", "model", "revision", "build", "results file"], rows)
 
 
@@ -123,7 +121,7 @@ def _results_sections(inputs: ReportInputs, normalization: str) -> str:
         parts.append(f"<h2 id='trajectory'>Checkpoint trajectory: {_e(sweep.source)}</h2>")
         for task, png in plots.trajectories(sweep.rows, normalization).items():
             parts.append(_plot(png, f"trajectory-{task}", f"trajectory of {task}"))
-    skipped = [[run.label, s["task"], s["mode"], s["reason"]] for run in inputs.runs for s in run.data.get("skipped", [])]
+    skipped = [[run.label, s.task, s.mode, s.reason] for run in inputs.runs for s in run.results.skipped]
     if skipped:
         parts.append("<h3>Not scored</h3>" + _table(["run", "task", "mode", "reason"], skipped))
     return "".join(parts)
@@ -132,19 +130,18 @@ def _results_sections(inputs: ReportInputs, normalization: str) -> str:
 def _methods_section(inputs: ReportInputs, normalization: str) -> str:
     rows = []
     for run in inputs.runs:
-        notes = run.data.get("normalizations", {})
-        for task, entry in run.data["tasks"].items():
-            for mode, template in entry.get("templates", {}).items():
-                rows.append([run.label, f"{task} v{entry.get('version', '?')}", mode, template, entry["rules"][0],
+        notes = run.results.normalizations
+        for task, entry in run.results.tasks.items():
+            for mode, template in entry.templates.items():
+                rows.append([run.label, f"{task} v{entry.version}", mode, template, entry.rules[0],
                              notes.get(normalization, normalization)])  # fmt: skip
-    rules = sorted({rule for run in inputs.runs for entry in run.data["tasks"].values() for rule in entry["rules"]})
-    boot = next((run.data.get("bootstrap") for run in inputs.runs if run.data.get("bootstrap")), None)
+    rules = sorted({rule for run in inputs.runs for entry in run.results.tasks.values() for rule in entry.rules})
+    boot = inputs.runs[0].results.bootstrap if inputs.runs else None
     items = "".join(f"<li><code>{_e(rule)}</code>: {_e(RULE_NOTES.get(rule, rule))}</li>" for rule in rules)
     items += f"<li>{_e(DEGRADATION_NOTE)}</li>"
     if boot:
-        items += (f"<li>intervals: percentile bootstrap over {_e(boot.get('unit', 'item'))}s, "
-                  f"{_e(boot.get('n_resamples'))} resamples, seed {_e(boot.get('seed'))}, "
-                  f"confidence {_e(boot.get('confidence'))}</li>")  # fmt: skip
+        items += (f"<li>intervals: percentile bootstrap over {_e(boot.unit)}s, {_e(boot.n_resamples)} resamples, "
+                  f"seed {_e(boot.seed)}, confidence {_e(boot.confidence)}</li>")  # fmt: skip
     return (
         "<h2 id='methods'>How each number was computed</h2>"
         + _table(["run", "task", "mode", "template", "scoring rule", "normalization"], rows, "methods-table")
@@ -172,17 +169,18 @@ def _clip_card(sample) -> str:
 
 def _build_section(audit: BuildAudit) -> str:
     report = audit.report
-    counts = [[task, e.get("language", ""), ", ".join(e.get("voices", [])), e.get("items_in"), e.get("item_voice_pairs_in"),
-               e.get("kept"), e.get("dropped"), e.get("clips_kept"), e.get("clips_unverified")]
-              for task, e in report.get("tasks", {}).items()]  # fmt: skip
-    totals = report.get("totals", {})
+    counts = [[task, e.language, ", ".join(e.voices), e.items_in, e.item_voice_pairs_in, e.kept, e.dropped,
+               e.clips_kept, e.clips_unverified] for task, e in report.tasks.items()]  # fmt: skip
+    totals = report.totals
+    remade = report.integrity.clips_remade
     parts = [
         f"<h2 id='build'>Build: {_e(audit.build_dir)}</h2>",
         _table(["task", "language", "voices", "items", "item x voice", "kept", "dropped", "clips kept",
                 "clips unverified"], counts, "build-table"),  # fmt: skip
-        f"<p class='note'>{_e(totals.get('clip_attempts', len(audit.checks)))} clip attempts, "
-        f"{_e(totals.get('clips_rejected', '?'))} rejected by the gate; ASR: "
-        f"{_e(', '.join(report.get('asr_models', [])) or 'none')}; TTS: {_e(', '.join(report.get('engines', [])))}.</p>",
+        f"<p class='note'>{_e(totals.clip_attempts)} clip attempts, {_e(totals.clips_rejected)} rejected by the gate; "
+        f"ASR: {_e(', '.join(report.asr_models) or 'none')}; TTS: {_e(', '.join(report.engines))}. "
+        f"{_e(report.integrity.clips_checked)} kept clips hash-checked before embedding"
+        + (f", {len(remade)} made again ({_e('; '.join(remade))})" if remade else "") + ".</p>",
     ]
     parts.append(_plot(plots.error_rate_histograms(audit.checks), "error-rates", "error-rate histograms"))
     checks = audit.checks

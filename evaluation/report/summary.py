@@ -9,12 +9,12 @@ and degradations are fractions 0..1); only the markdown prints percentages.
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from s2sbench.pipeline.manifest import atomic_write_text
+from s2sbench.evaluation.results_dir import ResultsDir, ResultsFile
+from s2sbench.pipeline.manifest import DocumentError, atomic_write_text
 
 #: how each accuracy rule decides a unit (the wording of evaluation/scoring.py)
 RULE_NOTES = {
@@ -38,10 +38,10 @@ class ReportInputError(ValueError):
 
 @dataclass(frozen=True)
 class Run:
-    """One evaluation run: the content of its results.json and what to call it in tables and plots."""
+    """One evaluation run: its results and what to call it in tables and plots."""
 
     label: str
-    data: dict
+    results: ResultsFile
     source: Path | None = None
     step: int | None = None  # the checkpoint's step when the run is the last checkpoint of a sweep
 
@@ -60,15 +60,11 @@ class ReportInputs:
     sweeps: tuple[Sweep, ...] = ()
 
 
-def _read_json(path: Path) -> dict:
+def _read_results(path: Path) -> ResultsFile:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ReportInputError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
-    for key in ("model", "tasks"):
-        if not isinstance(data, dict) or key not in data:
-            raise ReportInputError(f"{path}: field '{key}' missing; expected a results.json written by `s2sbench eval`")
-    return data
+        return ResultsFile.read(path)
+    except DocumentError as error:
+        raise ReportInputError(f"{error} (expected a results.json written by `s2sbench eval`)") from None
 
 
 def _typed_trajectory_row(row: dict, path: Path, line: int) -> dict:
@@ -83,18 +79,18 @@ def _typed_trajectory_row(row: dict, path: Path, line: int) -> dict:
         raise ReportInputError(f"{path}:{line}: bad trajectory row ({error})") from None
 
 
-def _read_sweep(folder: Path) -> tuple[Sweep, Run]:
-    table = folder / "trajectory.csv"
+def _read_sweep(folder: ResultsDir) -> tuple[Sweep, Run]:
+    table = folder.trajectory_path
     with open(table, newline="", encoding="utf-8") as handle:
         rows = tuple(_typed_trajectory_row(row, table, line) for line, row in enumerate(csv.DictReader(handle), 2))
     if not rows:
         raise ReportInputError(f"{table}: no rows")
     last = max(rows, key=lambda row: row["step"])
-    results = folder / "checkpoints" / last["checkpoint"] / "results.json"
-    if not results.is_file():
-        raise ReportInputError(f"{table}: the last checkpoint '{last['checkpoint']}' has no {results}")
-    data = _read_json(results)
-    return Sweep(folder, rows), Run(f"{data['model']['name']} step {last['step']}", data, results, last["step"])
+    checkpoint = folder.checkpoint(last["checkpoint"])
+    if not checkpoint.results_path.is_file():
+        raise ReportInputError(f"{table}: the last checkpoint '{last['checkpoint']}' has no {checkpoint.results_path}")
+    results = _read_results(checkpoint.results_path)
+    return Sweep(folder.root, rows), Run(f"{results.model.name} step {last['step']}", results, checkpoint.results_path, last["step"])
 
 
 def load_inputs(paths: Sequence[str | Path]) -> ReportInputs:
@@ -103,16 +99,17 @@ def load_inputs(paths: Sequence[str | Path]) -> ReportInputs:
     sweeps: list[Sweep] = []
     for raw in paths:
         path = Path(raw)
+        folder = ResultsDir(path)
         if path.is_file():
-            data = _read_json(path)
-            runs.append(Run(data["model"]["name"], data, path))
-        elif (path / "trajectory.csv").is_file():
-            sweep, run = _read_sweep(path)
+            results = _read_results(path)
+            runs.append(Run(results.model.name, results, path))
+        elif folder.is_sweep():
+            sweep, run = _read_sweep(folder)
             sweeps.append(sweep)
             runs.append(run)
-        elif (path / "results.json").is_file():
-            data = _read_json(path / "results.json")
-            runs.append(Run(data["model"]["name"], data, path / "results.json"))
+        elif folder.results_path.is_file():
+            results = _read_results(folder.results_path)
+            runs.append(Run(results.model.name, results, folder.results_path))
         else:
             raise ReportInputError(
                 f"{path}: expected a results.json, a folder with one, or a sweep folder with trajectory.csv "
@@ -130,24 +127,27 @@ def unique_labels(runs: Sequence[Run]) -> list[Run]:
     for run in runs:
         label = run.label
         if counts[label] > 1:
-            label = f"{label} ({run.data['model'].get('revision', '?')})"
+            label = f"{label} ({run.results.model.revision})"
         base, n = label, 2
         while label in seen:
             label, n = f"{base} #{n}", n + 1
         seen.add(label)
-        out.append(Run(label, run.data, run.source, run.step))
+        out.append(Run(label, run.results, run.source, run.step))
     return out
 
 
 def as_runs(results: object) -> list[Run]:
-    """A :class:`~s2sbench.evaluation.run.Results`, a results.json dict, a :class:`Run` or a sequence of them."""
+    """A :class:`~s2sbench.evaluation.run.Results`, a :class:`ResultsFile` or its JSON, a :class:`Run`, or a
+    sequence of them."""
     if isinstance(results, Run):
         return [results]
     if isinstance(results, Mapping):
-        return [Run(results["model"]["name"], dict(results))]
-    data = getattr(results, "data", None)
-    if isinstance(data, Mapping):
-        return [Run(data["model"]["name"], dict(data), getattr(results, "out_dir", None))]
+        results = ResultsFile.model_validate(results)
+    if isinstance(results, ResultsFile):
+        return [Run(results.model.name, results)]
+    file = getattr(results, "file", None)
+    if isinstance(file, ResultsFile):
+        return [Run(file.model.name, file, getattr(results, "out_dir", None))]
     if isinstance(results, Sequence) and not isinstance(results, str):
         return unique_labels([run for entry in results for run in as_runs(entry)])
     raise TypeError(f"cannot read results from {type(results).__name__}")
@@ -159,19 +159,18 @@ def accuracy_frame(runs: Sequence[Run]):
 
     rows = []
     for run in runs:
-        for task, entry in run.data["tasks"].items():
-            for mode, by_norm in entry["modes"].items():
+        model = run.results.model
+        for task, entry in run.results.tasks.items():
+            for mode, by_norm in entry.modes.items():
                 for normalization, summary in by_norm.items():
-                    for rule in entry["rules"]:
-                        a = summary[rule]
+                    for rule in entry.rules:
+                        a = summary.rule(rule)
                         rows.append({
-                            "run": run.label, "model": run.data["model"]["name"],
-                            "revision": run.data["model"].get("revision"), "task": task,
-                            "language": entry.get("language"), "mode": mode, "normalization": normalization,
-                            "rule": rule, "accuracy": a["value"], "ci_low": a["ci_low"], "ci_high": a["ci_high"],
-                            "n_units": a["n_units"], "unit": a.get("unit"), "chance": a.get("chance"),
-                            "mean_right_loss": summary.get("mean_right_loss"),
-                            "mean_wrong_loss": summary.get("mean_wrong_loss"),
+                            "run": run.label, "model": model.name, "revision": model.revision, "task": task,
+                            "language": entry.language, "mode": mode, "normalization": normalization,
+                            "rule": rule, "accuracy": a.value, "ci_low": a.ci_low, "ci_high": a.ci_high,
+                            "n_units": a.n_units, "unit": a.unit, "chance": a.chance,
+                            "mean_right_loss": summary.mean_right_loss, "mean_wrong_loss": summary.mean_wrong_loss,
                         })  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -182,17 +181,16 @@ def degradation_frame(runs: Sequence[Run]):
 
     rows = []
     for run in runs:
-        for task, entry in run.data["tasks"].items():
-            for d in entry.get("degradation", []):
+        for task, entry in run.results.tasks.items():
+            for d in entry.degradation:
                 rows.append({
-                    "run": run.label, "model": run.data["model"]["name"], "task": task,
-                    "normalization": d["normalization"], "rule": d["rule"], "reference_mode": d["reference_mode"],
-                    "mode": d["mode"], "reference_accuracy": d["reference_accuracy"], "accuracy": d["accuracy"],
-                    "chance": d["chance"], "degradation": d["absolute"]["value"], "ci_low": d["absolute"]["ci_low"],
-                    "ci_high": d["absolute"]["ci_high"], "relative": d["relative"],
-                    "p_value": d["mcnemar"]["p_value"], "paired_units": d["mcnemar"]["n"],
-                    "only_reference_right": d["mcnemar"]["only_reference"],
-                    "only_mode_right": d["mcnemar"]["only_other"],
+                    "run": run.label, "model": run.results.model.name, "task": task,
+                    "normalization": d.normalization, "rule": d.rule, "reference_mode": d.reference_mode,
+                    "mode": d.mode, "reference_accuracy": d.reference_accuracy, "accuracy": d.accuracy,
+                    "chance": d.chance, "degradation": d.absolute.value, "ci_low": d.absolute.ci_low,
+                    "ci_high": d.absolute.ci_high, "relative": d.relative,
+                    "p_value": d.mcnemar.p_value, "paired_units": d.mcnemar.n,
+                    "only_reference_right": d.mcnemar.only_reference, "only_mode_right": d.mcnemar.only_other,
                 })  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -203,11 +201,11 @@ def voice_frame(runs: Sequence[Run]):
 
     rows = []
     for run in runs:
-        for task, entry in run.data["tasks"].items():
-            for mode, by_norm in entry["modes"].items():
+        for task, entry in run.results.tasks.items():
+            for mode, by_norm in entry.modes.items():
                 for normalization, summary in by_norm.items():
-                    for rule in entry["rules"]:
-                        for voice, value in summary[rule].get("per_voice", {}).items():
+                    for rule in entry.rules:
+                        for voice, value in (summary.rule(rule).per_voice or {}).items():
                             rows.append({"run": run.label, "task": task, "mode": mode, "normalization": normalization,
                                          "rule": rule, "voice": voice, "accuracy": value})  # fmt: skip
     return pd.DataFrame(rows, columns=["run", "task", "mode", "normalization", "rule", "voice", "accuracy"])
@@ -286,10 +284,10 @@ def summary_rows(runs: Sequence[Run], normalization: str = "token") -> tuple[lis
     modes: list[str] = []
     gaps: list[str] = []
     for run in runs:
-        for entry in run.data["tasks"].values():
-            modes += [m for m in entry["modes"] if m not in modes]
-            for d in entry.get("degradation", []):
-                name = _gap_name(d["reference_mode"], d["mode"])
+        for entry in run.results.tasks.values():
+            modes += [m for m in entry.modes if m not in modes]
+            for d in entry.degradation:
+                name = _gap_name(d.reference_mode, d.mode)
                 if name not in gaps:
                     gaps.append(name)
     header = ["run", "task", "rule", *(f"{m} % [95% CI] (n)" for m in modes)]
@@ -323,17 +321,16 @@ def results_markdown(results: object, normalization: str = "token") -> str:
     runs = as_runs(results)
     lines = ["## s2sbench results", ""]
     for run in runs:
-        model = run.data["model"]
-        model_id, revision = model.get("model_id", model["name"]), model.get("revision")
+        model_id, revision = run.results.model.model_id, run.results.model.revision
         lines.append(f"- **{run.label}**: `{model_id}`" + (f" revision `{revision}`" if revision != model_id else ""))
     header, rows = summary_rows(runs, normalization)
     lines += ["", f"Accuracy in % ({normalization}-normalized scores); degradation in points.", ""]
     lines += markdown_table(header, rows)
-    skipped = [(run.label, s) for run in runs for s in run.data.get("skipped", [])]
+    skipped = [(run.label, s) for run in runs for s in run.results.skipped]
     if skipped:
         lines += ["", "Not scored:"]
-        lines += [f"- {label}: {s['task']} {s['mode']}: {s['reason']}" for label, s in skipped]
-    rules = sorted({rule for run in runs for entry in run.data["tasks"].values() for rule in entry["rules"]})
+        lines += [f"- {label}: {s.task} {s.mode}: {s.reason}" for label, s in skipped]
+    rules = sorted({rule for run in runs for entry in run.results.tasks.values() for rule in entry.rules})
     how = "; ".join(f"`{rule}`: {RULE_NOTES.get(rule, rule)}" for rule in rules)
     lines += ["", f"How: {how}. {DEGRADATION_NOTE}."]
     return "\n".join(lines) + "\n"

@@ -13,6 +13,11 @@ EXAMPLES = """examples:
   s2sbench build demo-stories-en --out build/
   s2sbench build demo-stories-en demo-stories-zh --out build/ --limit 4
   s2sbench build my_task.yaml --out build/ --runner dask --address tcp://scheduler:8786
+  s2sbench build demo-stories-en --out build/ --limit 8 --rebuild   # the inputs changed: start this folder over
+
+Re-running the same command resumes a killed build. A build folder remembers its inputs (source file hashes, task
+and voice settings, --limit, --shard-size, --seed); resuming with other inputs is refused with what changed, and
+--rebuild discards the folder's work and builds it again (clips already in the clip store are not made again).
 """
 
 
@@ -30,16 +35,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--shard-size", type=int, default=8, help="items per shard (unit of work and of resume)")
     parser.add_argument("--store", type=Path, help="clip store (default: $S2SBENCH_CLIP_STORE or ~/.cache/s2sbench/clips)")
     parser.add_argument("--seed", type=int, default=0, help="first synthesis seed; retries use the next ones")
+    parser.add_argument("--rebuild", action="store_true", help="discard this folder's earlier build and start over")
     add_runner_arguments(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from s2sbench.flows.build import build_flow
+    from s2sbench.pipeline.builddir import BuildDir
+    from s2sbench.pipeline.fingerprint import build_inputs
     from s2sbench.pipeline.tasks import load_task
 
-    for task in args.tasks:  # a config error is reported before the orchestrator starts
-        load_task(task)
+    # config errors, a folder in use or built from other inputs are reported before the orchestrator starts
+    configs = [load_task(task) for task in args.tasks]
+    BuildDir(args.out).preflight(build_inputs(configs, args.limit, args.shard_size, args.seed), args.rebuild)
     runner = make_task_runner(args.runner, args.workers, args.address)
     report = build_flow.with_options(task_runner=runner)(
         tasks=args.tasks,
@@ -48,7 +57,12 @@ def run(args: argparse.Namespace) -> int:
         shard_size=args.shard_size,
         store_root=str(args.store) if args.store else None,
         seed=args.seed,
+        rebuild=args.rebuild,
     )
     print(json.dumps(report["totals"], indent=2))
-    print(f"dataset: {args.out / 'dataset'}   report: {args.out / 'build_report.json'}")
+    remade = report["this_run"]["clips_remade"] + len(report["integrity"]["clips_remade"])
+    if remade:
+        print(f"{remade} clip(s) were damaged or missing in the clip store and were made again (build_report.json: integrity)")
+    build = BuildDir(args.out)
+    print(f"dataset: {build.dataset_dir}   report: {build.report_path}")
     return 0

@@ -68,19 +68,21 @@ def parse_model_args(pairs: list[str]) -> dict[str, object]:
 
 
 def _options(args: argparse.Namespace):
+    from s2sbench.evaluation.results_dir import RESULTS_FILE
     from s2sbench.evaluation.run import EvalOptions
     from s2sbench.evaluation.stats import BootstrapOptions
     from s2sbench.pipeline.tasks import load_task
 
     tasks = {task.name: task for task in (load_task(path) for path in args.task_file)}
     boot = BootstrapOptions(n_resamples=args.bootstrap, **({"seed": args.seed} if args.seed is not None else {}))
-    results_file = args.out.name if args.out.suffix == ".json" else "results.json"
+    results_file = args.out.name if args.out.suffix == ".json" else RESULTS_FILE
     return EvalOptions(bootstrap=boot, requests_per_call=args.requests_per_call, tasks=tasks or None, results_file=results_file)
 
 
 def run(args: argparse.Namespace) -> int:
     from s2sbench.evaluation.models import get_adapter
     from s2sbench.evaluation.report.summary import results_markdown
+    from s2sbench.evaluation.results_dir import ResultsDir
     from s2sbench.evaluation.run import evaluate
     from s2sbench.flows.cli import CommandError
 
@@ -92,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError("--step-pattern needs --model-glob")
         results = evaluate(args.dataset, get_adapter(args.model, **model_options), args.modes, out_dir, options)
         print(results_markdown(results), end="")
-        print(f"results: {out_dir / options.results_file}   samples: {out_dir / 'samples.jsonl'}")
+        written = ResultsDir(out_dir, options.results_file)
+        print(f"results: {written.results_path}   samples: {written.samples_path}")
         return 0
     from s2sbench.evaluation.sweep import DEFAULT_STEP_PATTERN, find_checkpoints, sweep
 

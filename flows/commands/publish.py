@@ -7,7 +7,7 @@ from pathlib import Path
 
 from s2sbench.flows.commands import add_command
 
-DRY_RUN_DEFAULT = Path("hub-repo")  # relative: under the build directory
+DRY_RUN_DEFAULT = Path("hub-repo")  # the build directory's hub-repo/ (BuildDir.hub_repo_dir)
 
 EXAMPLES = """examples:
   s2sbench publish build/ --repo-id my-org/sstorycloze-demo --dry-run            # stages into build/hub-repo/
@@ -43,12 +43,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from s2sbench.flows.cli import CommandError
+    from s2sbench.pipeline.builddir import BuildDir
     from s2sbench.pipeline.publish.hub import PublishError, RetryPolicy, publish_build
 
     if "/" not in args.repo_id:
         raise CommandError(f"--repo-id '{args.repo_id}': expected ORG/NAME")
-    if args.dry_run == DRY_RUN_DEFAULT:
-        args.dry_run = args.build / DRY_RUN_DEFAULT
+    build = BuildDir(args.build)
+    if args.dry_run is DRY_RUN_DEFAULT:
+        args.dry_run = build.hub_repo_dir
     if args.dry_run is None:
         from huggingface_hub import get_token
 
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError("no Hugging Face token: set HF_TOKEN (or run `hf auth login`), or use --dry-run OUT")
     try:
         result = publish_build(
-            args.build, args.repo_id, revision=args.revision, private=args.private, dry_run_dir=args.dry_run,
+            build, args.repo_id, revision=args.revision, private=args.private, dry_run_dir=args.dry_run,
             licence=args.license, policy=RetryPolicy(attempts=args.attempts), verify=not args.no_verify,
         )
     except PublishError as error:

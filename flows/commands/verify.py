@@ -39,26 +39,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from s2sbench.flows.cli import CommandError
     from s2sbench.pipeline.asr import get_asr
+    from s2sbench.pipeline.builddir import BuildDir
     from s2sbench.pipeline.reverify import default_out_dir, reverify_build
 
-    if not (args.build_dir / "clips.jsonl").is_file():
-        raise CommandError(f"{args.build_dir}: no clips.jsonl; pass a directory made by `s2sbench build`")
+    build = BuildDir(args.build_dir)
+    build.read_clips()  # a folder that is not a finished build is reported before the ASR model loads
     options = {"device": args.device, "batch_size": args.batch_size}
     if args.compute_type:
         options["compute_type"] = args.compute_type
     asr = get_asr(args.engine, args.model, **options)
-    out_dir = args.out or default_out_dir(args.build_dir, asr)
-    report = reverify_build(args.build_dir, asr, out_dir, clip_store=args.store)
-    overall = report["verification"]["overall"]
-    print(f"re-verified {report['clips']} clips with {report['asr_model']}")
-    print(json.dumps({"status": overall["status"], "status_changes": report["status_changes"]}, indent=2))
-    for group in report["verification"]["groups"]:
-        rates = group["error_rate"]
-        mean = f"{rates['mean']:.3f}" if rates["n"] else "n/a"
-        print(f"  {group['task']} [{group['language']}] {group['voice']}: {group['status']}, mean {'/'.join(group['metrics'])} {mean}")
-    if report["rows_now_rejected"]:
-        print(f"{len(report['rows_now_rejected'])} row(s) would now be dropped: {', '.join(report['rows_now_rejected'][:10])}")
+    out_dir = args.out or default_out_dir(build, asr)
+    report = reverify_build(build, asr, out_dir, clip_store=args.store)
+    print(f"re-verified {report.clips} clips with {report.asr_model}")
+    print(json.dumps({"status": report.verification.overall.status, "status_changes": report.status_changes}, indent=2))
+    for group in report.verification.groups:
+        rates = group.error_rate
+        mean = f"{rates.mean:.3f}" if rates.n else "n/a"
+        print(f"  {group.task} [{group.language}] {group.voice}: {group.status}, mean {'/'.join(group.metrics)} {mean}")
+    if report.rows_now_rejected:
+        print(f"{len(report.rows_now_rejected)} row(s) would now be dropped: {', '.join(report.rows_now_rejected[:10])}")
     print(f"audit: {out_dir / 'verification.jsonl'}   report: {out_dir / 'report.json'}")
     return 0

@@ -1,27 +1,24 @@
 """The dataset card of a published build: how the set was made, read from the build's own records.
 
 Counts come from the records (``manifest.jsonl``, ``verification.jsonl``, ``drops.jsonl``), not from prose, so the
-card cannot disagree with the data. Task settings (source, gate thresholds) come from the build report when it
-records them, else from the task registry; voices from the report, else the voice registry.
+card cannot disagree with the data; drops are counted by their reason code. Task settings (source, gate
+thresholds) come from the build report (an import of the original layout has none: then the task registry); voices
+from the report, else the voice registry.
 """
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from s2sbench.pipeline.manifest import read_records
-from s2sbench.pipeline.records import BuildRow, ClipCheck, Drop
+from s2sbench.pipeline.build_report import BuildReport
+from s2sbench.pipeline.builddir import BuildDir
+from s2sbench.pipeline.records import ClipCheck
+from s2sbench.pipeline.tasks import GateConfig, SourceConfig, TaskConfig
 
 DEFAULT_SPLIT = "test"
-# what s2sbench does to text, for a build report that does not say it (pipeline/normalize.py, pipeline/verify.py)
-NORMALIZATION = ("before synthesis, numbers, dates, times, currency, abbreviations and symbols are written out as words "
-                 "(`s2sbench.pipeline.normalize.normalize_for_tts`); the ASR gate compares reference and transcript after "
-                 "Whisper's English normalizer (en) or NFKC, lower case, punctuation removed and traditional-to-simplified "
-                 "Chinese (CER languages) (`s2sbench.pipeline.verify.normalize`).")
 
 # What a card says about each source format: the Hub licence id, a sentence of terms, and the BibTeX to cite.
 SOURCES = {
@@ -79,24 +76,23 @@ class TaskFacts:
     name: str
     language: str
     split: str
-    source: dict  # loader, path / hub_id, split
-    gate: dict  # metric, max_error_rate, max_attempts, asr {engine, model}
+    source: SourceConfig | None  # None: not recorded (an import of a task outside the registry)
+    gate: GateConfig | None
     voices: list[str]
-    speak: list[str]
 
 
 @dataclass
 class BuildDescription:
     """Everything the card says, gathered from a build directory."""
 
-    build_dir: Path
-    report: dict
+    build: BuildDir
+    report: BuildReport
     tasks: dict[str, TaskFacts]
     voices: dict[str, dict]  # voice id -> engine, model, licence, description
     engines: dict[str, set[str]] = field(default_factory=dict)  # engine -> model versions seen in the clips
     rows: Counter = field(default_factory=Counter)  # (task, voice) -> kept rows
-    drops: Counter = field(default_factory=Counter)  # (task, stage of the reason) -> dropped item x voice pairs
-    drop_examples: dict[tuple[str, str], str] = field(default_factory=dict)  # (task, stage) -> one full reason
+    drops: Counter = field(default_factory=Counter)  # (task, reason code) -> dropped item x voice pairs
+    drop_examples: dict[tuple[str, str], str] = field(default_factory=dict)  # (task, reason code) -> one reason
     checks: list[ClipCheck] = field(default_factory=list)
 
     clips: int = 0
@@ -105,32 +101,34 @@ class BuildDescription:
     def task(self, name: str) -> TaskFacts:
         """The facts of a task, also for one the build's items folder lacks (from its report entry or the registry)."""
         if name not in self.tasks:
-            self.tasks[name] = _task_facts(name, self.report.get("tasks", {}).get(name, {}))
+            self.tasks[name] = _task_facts(name, self.report)
         return self.tasks[name]
 
     def split_of(self, task: str) -> str:
         return self.task(task).split
 
 
-def _task_facts(name: str, report_entry: dict) -> TaskFacts:
-    config = report_entry.get("config")
+def _task_facts(name: str, report: BuildReport) -> TaskFacts:
+    entry = report.tasks.get(name)
+    config: TaskConfig | None = entry.config if entry is not None else None
     if config is None:
         from s2sbench.pipeline.tasks import TaskConfigError, load_task
 
         try:
-            config = load_task(name).model_dump(mode="json")
+            config = load_task(name)
         except TaskConfigError:
-            config = {}  # built from a task file outside the registry, and the report does not carry it
-    source = config.get("source", {})
+            config = None  # an import of a task outside the registry: its source and gate are not known
     return TaskFacts(
-        name=name, language=config.get("language") or report_entry.get("language", "und"),
-        split=source.get("split") or DEFAULT_SPLIT, source=source, gate=config.get("gate", {}),
-        voices=config.get("voices") or report_entry.get("voices", []), speak=config.get("speak", ["context"]),
-    )
+        name=name, language=config.language if config else (entry.language if entry else "und"),
+        split=(config.source.split if config else None) or DEFAULT_SPLIT,
+        source=config.source if config else None, gate=config.gate if config else None,
+        voices=config.voices if config else (entry.voices if entry else []),
+    )  # fmt: skip
 
 
-def _voice_facts(voice_ids: set[str], report: dict) -> dict[str, dict]:
-    voices = {voice: dict(info) for voice, info in report.get("voices", {}).items() if voice in voice_ids}
+def _voice_facts(voice_ids: set[str], report: BuildReport) -> dict[str, dict]:
+    fields = {"engine", "model", "licence", "description"}
+    voices = {voice: info.model_dump(include=fields) for voice, info in report.voices.items() if voice in voice_ids}
     missing = voice_ids - set(voices)
     if missing:
         from s2sbench.pipeline.tts.voices import load_voices
@@ -138,37 +136,30 @@ def _voice_facts(voice_ids: set[str], report: dict) -> dict[str, dict]:
         registry = load_voices()
         for voice in missing:
             known = registry.get(voice)
-            voices[voice] = known.model_dump(include={"engine", "model", "licence", "description"}) if known else {"licence": "unknown (not in the voice registry)"}
+            voices[voice] = known.model_dump(include=fields) if known else {"licence": "unknown (not in the voice registry)"}
     return voices
 
 
-def describe_build(build_dir: str | Path) -> BuildDescription:
+def describe_build(build_dir: str | Path | BuildDir) -> BuildDescription:
     """Read a build directory's report and records into what the card needs."""
-    build_dir = Path(build_dir)
-    report_path = build_dir / "build_report.json"
-    if not report_path.exists():
-        raise FileNotFoundError(f"{build_dir}: no build_report.json; is this a finished build directory?")
-    report = json.loads(report_path.read_text(encoding="utf-8"))
-    rows = read_records(build_dir / "manifest.jsonl", BuildRow)
-    task_names = sorted({path.stem for path in (build_dir / "items").glob("*.jsonl") if not path.name.endswith(".drops.jsonl")})
+    build = BuildDir.of(build_dir)
+    report = build.read_report()
+    rows = build.read_manifest()
     description = BuildDescription(
-        build_dir=build_dir, report=report,
-        tasks={name: _task_facts(name, report.get("tasks", {}).get(name, {})) for name in task_names},
+        build=build, report=report, tasks={name: _task_facts(name, report) for name in build.task_names()},
         voices=_voice_facts({row.voice for row in rows}, report),
-    )
+    )  # fmt: skip
     for row in rows:
         description.rows[(row.item.task, row.voice)] += 1
         for clip in row.clips.values():
             description.engines.setdefault(clip.engine, set()).add(clip.model_version)
             description.clips += 1
             description.clips_rewritten += clip.normalized_text != clip.text
-    if (build_dir / "drops.jsonl").exists():
-        for drop in read_records(build_dir / "drops.jsonl", Drop):
-            key = (drop.task, drop.reason.split(":")[0])
-            description.drops[key] += 1
-            description.drop_examples.setdefault(key, drop.reason)
-    if (build_dir / "verification.jsonl").exists():
-        description.checks = read_records(build_dir / "verification.jsonl", ClipCheck)
+    for drop in build.read_drops():
+        key = (drop.task, drop.reason.code)
+        description.drops[key] += 1
+        description.drop_examples.setdefault(key, drop.reason.detail or drop.reason.code)
+    description.checks = build.read_verification()
     return description
 
 
@@ -180,8 +171,10 @@ def size_category(rows: int) -> str:
 
 
 def source_terms(task: TaskFacts) -> tuple[str, str, str | None]:
-    loader = task.source.get("loader", "jsonl")
-    if loader == "jsonl" and str(task.source.get("path", "")).startswith("demo/"):
+    if task.source is None:
+        return ("other", "Items imported from the original S2SBench layout; their licence is that of their source.", None)
+    loader = task.source.loader
+    if loader == "jsonl" and str(task.source.path or "").startswith("demo/"):
         return DEMO_SOURCE
     return SOURCES.get(loader, ("other", f"Items from the '{loader}' loader.", None))
 
@@ -237,32 +230,34 @@ def render_card(build: BuildDescription, configs: list[HubConfig], features: dic
     out += ["## Sources", ""]
     for task in used:
         facts = build.task(task)
-        where = facts.source.get("hub_id") or facts.source.get("path") or "(not recorded)"
-        out.append(f"- **{task}** ({facts.language}): loader `{facts.source.get('loader', '?')}`, from `{where}`. {terms[task][1]}")
+        where = (facts.source.hub_id or facts.source.path if facts.source else None) or "(not recorded)"
+        loader = facts.source.loader if facts.source else "?"
+        out.append(f"- **{task}** ({facts.language}): loader `{loader}`, from `{where}`. {terms[task][1]}")
     out += ["", "## Speech synthesis", "", "| voice | engine | model | licence of the weights |", "|---|---|---|---|"]
     for voice in sorted({c.voice for c in configs}):
         info = build.voices.get(voice, {})
         out.append(f"| {voice} | {info.get('engine', '?')} | {info.get('model', '?')} | {info.get('licence', 'unknown')} |")
     out += ["", "Engine versions seen in the clips: " + "; ".join(f"{engine} ({', '.join(sorted(versions))})" for engine, versions in sorted(build.engines.items())) + "."]
-    normalization = build.report.get("normalization") or NORMALIZATION
-    out += ["", f"Text normalization: {normalization.rstrip('.')}. In this build {build.clips_rewritten} of {build.clips} clip texts "
-            "were changed by it (each clip records `text` and `normalized_text`)."]
+    out += ["", f"Text normalization: {build.report.normalization.describe()}. In this build {build.clips_rewritten} of "
+            f"{build.clips} clip texts were changed by it (each clip records `text` and `normalized_text`)."]
     out += ["", "## ASR verification gate", ""]
     for task in used:
         gate = build.task(task).gate
-        asr = gate.get("asr", {})
-        out.append(f"- **{task}**: {asr.get('engine', '?')} `{asr.get('model', '?')}` transcribes every clip; a clip passes when its "
-                   f"{str(gate.get('metric', '?')).upper()} is at most {gate.get('max_error_rate', '?')}, with up to "
-                   f"{gate.get('max_attempts', '?')} synthesis attempts (new seed each).")
+        if gate is None:
+            out.append(f"- **{task}**: not verified by s2sbench (imported audio; `verification_status` is `unverified`).")
+            continue
+        out.append(f"- **{task}**: {gate.asr.engine} `{gate.asr.model}` transcribes every clip; a clip passes when its "
+                   f"{gate.metric.upper()} is at most {gate.max_error_rate:g}, with up to {gate.max_attempts} synthesis "
+                   "attempts (new seed each).")
     if build.checks:
         attempts = len(build.checks)
         rejected = sum(check.status == "rejected" for check in build.checks)
         unverified = sum(check.status == "unverified" for check in build.checks)
         out += ["", f"Attempts checked: {attempts}; rejected: {rejected}; unverified: {unverified}.", "",
                 "| metric | attempts | mean | median | p90 | max |", "|---|---|---|---|---|---|", *_error_rate_lines(build.checks)]
-    out += ["", "Item x voice pairs dropped (every attempt failed, or the source row was unusable):", ""]
-    dropped = [(task, reason, count) for (task, reason), count in sorted(build.drops.items()) if task in used]
-    out += [f"- {task}: {count} at `{reason}` (e.g. {build.drop_examples[(task, reason)]})" for task, reason, count in dropped] or ["- none"]
+    out += ["", "Item x voice pairs dropped (every attempt failed, or the source row was unusable), by reason:", ""]
+    dropped = [(task, code, count) for (task, code), count in sorted(build.drops.items()) if task in used]
+    out += [f"- {task}: {count} for `{code}` (e.g. {build.drop_examples[(task, code)]})" for task, code, count in dropped] or ["- none"]
     out += ["", "## Columns", "",
             "`context_audio` (Audio, 16 kHz) speaks `context`; `candidates` are the text continuations and `label` indexes "
             "the right one; `candidate_audio` holds spoken candidates when the task speaks them. `context_transcript`, "

@@ -16,7 +16,6 @@ import importlib
 import logging
 import math
 import os
-import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -24,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from s2sbench.pipeline.manifest import atomic_write_text, sha256_file
+from s2sbench.pipeline.builddir import BuildDir
+from s2sbench.pipeline.manifest import atomic_write_text, sha256_file, write_json
 from s2sbench.pipeline.publish.card import HubConfig, describe_build, render_card
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,11 @@ class StagedRepo:
 
 
 def config_name(task: str, voice: str, task_voices: int) -> str:
+    """The Hub config (and its folder) of a task, or of a task and voice when the task has several voices."""
+    from s2sbench.pipeline.records import safe_component
+
+    safe_component(task, "dataset column 'task'")
+    safe_component(voice, "dataset column 'voice'")
     return task if task_voices == 1 else f"{task}--{voice}"
 
 
@@ -79,19 +84,15 @@ def _write_shards(rows, out_dir: Path, name: str, split: str, num_bytes: int, ma
     return tuple(files)
 
 
-def stage_repo(build_dir: str | Path, out_dir: str | Path, repo_id: str, *, licence: str | None = None,
+def stage_repo(build_dir: str | Path | BuildDir, out_dir: str | Path, repo_id: str, *, licence: str | None = None,
                max_shard_bytes: int = MAX_SHARD_BYTES) -> StagedRepo:
     """Write the exact folder that would be uploaded for ``build_dir`` into ``out_dir`` (which must be empty)."""
-    import datasets
-
-    build_dir, out_dir = Path(build_dir), Path(out_dir)
+    source, out_dir = BuildDir.of(build_dir), Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()):
         raise PublishError(f"{out_dir}: folder is not empty; pass a new folder to stage the Hub repo into")
-    dataset_dir = build_dir / "dataset"
-    if not (dataset_dir / "dataset_dict.json").exists():
-        raise FileNotFoundError(f"{dataset_dir}: no saved DatasetDict; is {build_dir} a finished build directory?")
-    build = describe_build(build_dir)
-    splits = datasets.load_from_disk(str(dataset_dir))
+    splits = source.load_dataset()
+    build = describe_build(source)
+    dataset_dir = source.dataset_dir
     configs, features = [], {}
     for split_key in sorted(splits):
         table = splits[split_key]
@@ -111,7 +112,7 @@ def stage_repo(build_dir: str | Path, out_dir: str | Path, repo_id: str, *, lice
             configs.append(HubConfig(name=name, task=task, voice=voice, split=split, num_rows=len(rows), num_bytes=num_bytes, files=files))
             features[name] = rows.features.to_dict()
     atomic_write_text(out_dir / "README.md", render_card(build, configs, features, repo_id, licence))
-    shutil.copyfile(build_dir / "build_report.json", out_dir / "build_report.json")
+    write_json(out_dir / "build_report.json", build.report.model_dump(mode="json"))
     return StagedRepo(out_dir, configs)
 
 
@@ -306,7 +307,7 @@ class PublishResult:
     checks: list[ConfigCheck] = field(default_factory=list)
 
 
-def publish_build(build_dir: str | Path, repo_id: str, *, revision: str = "main", private: bool = False,
+def publish_build(build_dir: str | Path | BuildDir, repo_id: str, *, revision: str = "main", private: bool = False,
                   dry_run_dir: str | Path | None = None, licence: str | None = None,
                   policy: RetryPolicy = RetryPolicy(), verify: bool = True) -> PublishResult:
     """Stage, upload and verify a build (the Hub is ``HF_ENDPOINT``). With ``dry_run_dir`` only stage, into that folder."""

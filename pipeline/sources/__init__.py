@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from s2sbench.pipeline.records import Drop, Item
+from pydantic import ConfigDict
+
+from s2sbench.pipeline.records import Drop, Item, Record
 from s2sbench.pipeline.sources.rows import DroppedRow
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
 
@@ -37,6 +39,24 @@ def get_loader(name: str) -> Loader:
     return getattr(importlib.import_module(module_name), function)
 
 
+class LoadReport(Record):
+    """How a task's items were loaded: source rows looked at, kept and dropped (by stage, by reason code), and the
+    candidate builder's counts (who handled how many, why the rest failed; a builder may add counts of its own,
+    such as the rule rewriter's ``handled_by_rule``, kept as further fields)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    task: str
+    rows_in: int
+    kept: int
+    dropped: int
+    dropped_by_stage: dict[str, int]
+    source_drop_reasons: dict[str, int]
+    construction: str
+    handled: dict[str, int]
+    rejected: dict[str, dict[str, int]]
+
+
 @dataclass
 class LoadResult:
     """The kept items of a task and everything that was dropped on the way, with the builder's counts."""
@@ -48,17 +68,19 @@ class LoadResult:
     construction: dict[str, Any] = field(default_factory=dict)  # the candidate builder's report
 
     def report(self) -> dict[str, Any]:
-        by_stage = Counter(drop.stage for drop in self.drops)
-        return {
-            "task": self.task,
-            "rows_in": self.rows_in,
-            "kept": len(self.items),
-            "dropped": len(self.drops),
-            "dropped_by_stage": dict(by_stage),
-            "source_drop_reasons": dict(Counter(drop.reason.split(" (field")[0] for drop in self.drops
-                                                if drop.stage == "load")),
+        """:meth:`load_report` as plain JSON values."""
+        return self.load_report().model_dump(mode="json")
+
+    def load_report(self) -> LoadReport:
+        return LoadReport(
+            task=self.task,
+            rows_in=self.rows_in,
+            kept=len(self.items),
+            dropped=len(self.drops),
+            dropped_by_stage=dict(Counter(drop.stage for drop in self.drops)),
+            source_drop_reasons=dict(Counter(drop.reason.code for drop in self.drops if drop.stage == "load")),
             **self.construction,
-        }
+        )
 
 
 def load_task_items(task: TaskConfig, limit: int | None = None) -> LoadResult:

@@ -13,7 +13,7 @@ from typing import Any
 
 from s2sbench.data import DATA_DIR
 from s2sbench.pipeline.manifest import ManifestError, iter_json_objects, parse_record
-from s2sbench.pipeline.records import Drop, Item
+from s2sbench.pipeline.records import Drop, Item, Reason
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
 
 # Languages written without spaces between sentences.
@@ -41,7 +41,7 @@ class DroppedRow:
             task=task,
             item_id=where,
             stage=self.stage,
-            reason=f"{self.reason} (field '{self.field}', {self.file}:{self.row})",
+            reason=Reason(code=self.reason, detail=f"field '{self.field}', {self.file}:{self.row}"),
         )
 
 

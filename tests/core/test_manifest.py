@@ -10,7 +10,7 @@ from s2sbench.pipeline.manifest import (
     stable_hash,
     write_records,
 )
-from s2sbench.pipeline.records import Drop, Item, Source
+from s2sbench.pipeline.records import Drop, Item, Reason, Source
 
 
 def make_item(item_id="s1", right=0):
@@ -65,8 +65,8 @@ def test_invalid_json_and_encoding_are_errors(tmp_path):
 
 def test_resumable_writer_skips_written_ids_and_cuts_torn_line(tmp_path):
     path = tmp_path / "drops.jsonl"
-    first = Drop(id="a@v", task="t", item_id="a", voice="v", stage="speak", reason="r")
-    second = Drop(id="b@v", task="t", item_id="b", voice="v", stage="speak", reason="r")
+    first = Drop(id="a@v", task="t", item_id="a", voice="v", stage="speak", reason=Reason(code="r"))
+    second = Drop(id="b@v", task="t", item_id="b", voice="v", stage="speak", reason=Reason(code="r"))
     with ResumableJsonlWriter(path, Drop) as writer:
         assert writer.write(first)
     with open(path, "a", encoding="utf-8") as handle:  # a writer killed mid-line

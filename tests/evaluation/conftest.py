@@ -1,6 +1,6 @@
-"""Fixtures for the evaluation tests: a small build directory in the layout a build writes, a deterministic toy
-adapter (the scores are generated test input, like the generated losses of the scoring tests), and tiny real GPT2
-checkpoints loaded through the hf-causal adapter."""
+"""Fixtures for the evaluation tests: a small build written by the real assembly (``finish_build``) around tone clips,
+a deterministic toy adapter (the scores are generated test input, like the generated losses of the scoring tests),
+and tiny real GPT2 checkpoints loaded through the hf-causal adapter."""
 
 from __future__ import annotations
 
@@ -9,9 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from s2sbench.evaluation.models.base import Audio, LogLikelihood, ModelAdapter, Request
-from s2sbench.pipeline.assemble import dataset_features, split_name
-from s2sbench.pipeline.manifest import stable_hash, write_json, write_records
-from s2sbench.pipeline.records import Item, Source
+from s2sbench.pipeline.assemble import finish_build, task_report
+from s2sbench.pipeline.audio import ClipStore
+from s2sbench.pipeline.build_report import Integrity
+from s2sbench.pipeline.builddir import BuildDir
+from s2sbench.pipeline.manifest import stable_hash
+from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Item, Role, Source
+from s2sbench.pipeline.sources import LoadResult
 from s2sbench.pipeline.tasks import TaskConfig
 
 from ..factories import tone_wav
@@ -47,44 +51,46 @@ def wav_bytes(seed: int, duration_s: float = 0.3) -> bytes:
     return tone_wav(seed, duration_s)
 
 
-def _rows(task: str, language: str, raw: list, voices: tuple[str, ...], speak_candidates: bool, out: Path) -> list[dict]:
-    items = [
-        Item(id=f"{task}-{n:03d}", task=task, language=language, context=context, candidates=candidates, right=right,
-             source=Source(file=f"{task}.jsonl", row=n))
-        for n, (context, candidates, right) in enumerate(raw, 1)
-    ]  # fmt: skip
-    write_records(out / "items" / f"{task}.jsonl", items)
-    rows, seed = [], 0
-    for voice in voices:
-        for item in items:
-            seed += 1
-            rows.append({
-                "id": f"{item.id}@{voice}", "item_id": item.id, "task": task, "language": language,
-                "context": item.context, "candidates": item.candidates, "label": item.right, "voice": voice,
-                "context_audio": {"bytes": wav_bytes(seed), "path": None},
-                "candidate_audio": [{"bytes": wav_bytes(100 + seed * 4 + k), "path": None}
-                                    for k in range(len(item.candidates))] if speak_candidates else [],
-                "context_transcript": item.context, "context_error_rate": 0.0, "context_metric": "wer",
-                "verification_status": "passed", "source_file": item.source.file, "source_row": item.source.row,
-            })  # fmt: skip
-    return rows
+def _clip(store: ClipStore, item: Item, role: Role, voice: str, seed: int) -> tuple[Clip, ClipCheck]:
+    stored = store.put_wav(stable_hash([item.id, voice, role]), wav_bytes(seed), {"test": "tone"})
+    clip = Clip(key=stored.key, item_id=item.id, role=role, text=role.text_of(item), normalized_text=role.text_of(item),
+                voice=voice, engine="tone", model_version="1", seed=0, audio_sha256=stored.audio_sha256,
+                path=stored.path, sample_rate_hz=SAMPLE_RATE_HZ, duration_s=stored.duration_s)  # fmt: skip
+    check = ClipCheck(item_id=item.id, role=role, attempt=1, clip_key=clip.key, voice=voice, seed=0, asr_model="test",
+                      metric="wer", reference="", hypothesis="", transcript=clip.text, error_rate=0.0, passed=True,
+                      status="passed")  # fmt: skip
+    return clip, check
 
 
-def make_build(out: Path) -> Path:
-    """A build directory: items/, a DatasetDict with one split per task, build_report.json."""
-    import datasets
-
-    features = dataset_features()
-    splits = {}
+def make_build(out: Path, tone_offset: int = 0) -> Path:
+    """A build directory: items, manifests, a DatasetDict with one split per task, build_report.json. Another
+    ``tone_offset`` gives the same items with other audio (another build of the same texts)."""
+    build, store = BuildDir(out), ClipStore(out.parent / f"{out.name}-clips")
+    rows_by_task, reports, checks, items_by_id = {}, {}, [], {}
     for task, language, raw, voices, speak in [
         ("demo-stories-en", "en", STORIES, STORY_VOICES, True),
         ("mc-zh", "zh", CHOICES, ("voice-a",), False),
     ]:
-        rows = _rows(task, language, raw, voices, speak, out)
-        table = {name: [row[name] for row in rows] for name in features}
-        splits[split_name(task)] = datasets.Dataset.from_dict(table, features=features)
-    datasets.DatasetDict(splits).save_to_disk(str(out / "dataset"))
-    write_json(out / "build_report.json", {"tasks": {"demo-stories-en": {"version": 1}, "mc-zh": {"version": 2}}})
+        items = [Item(id=f"{task}-{n:03d}", task=task, language=language, context=context, candidates=candidates,
+                      right=right, source=Source(file=f"{task}.jsonl", row=n))
+                 for n, (context, candidates, right) in enumerate(raw, 1)]  # fmt: skip
+        build.write_items(LoadResult(task, items, [], len(items), {"construction": "source", "handled": {}, "rejected": {}}))
+        items_by_id.update((item.id, item) for item in items)
+        rows, seed = [], 0
+        for voice in voices:
+            for item in items:
+                roles = [Role.context()] + ([Role.of_candidate(k) for k in range(len(item.candidates))] if speak else [])
+                made = {}
+                for role in roles:
+                    seed += 1
+                    made[role] = _clip(store, item, role, voice, tone_offset + (seed if role.is_context else 100 + seed))
+                checks.extend(check for _, check in made.values())
+                rows.append(BuildRow(id=BuildRow.make_id(item.id, voice), item=item, voice=voice,
+                                     clips={r: c for r, (c, _) in made.items()}, checks={r: k for r, (_, k) in made.items()}))
+        rows_by_task[task] = rows
+        reports[task] = task_report(config=None, language=language, version=2 if task == "mc-zh" else 1, voices=list(voices),
+                                    load=None, items_in=len(items), pairs_in=len(rows), load_drops=[], rows=rows, drops=[])
+    finish_build(build, reports, rows_by_task, checks, [], items_by_id, store, Integrity(clips_checked=len(checks)), {})
     return out
 
 

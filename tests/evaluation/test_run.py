@@ -130,24 +130,27 @@ def test_changed_revision_or_template_rescored(build_dir, tmp_path, options, eva
     assert rescored.n_scored == 16 and rescored.n_cached == 12
 
 
-def test_bad_builds_name_the_problem(tmp_path, options):
-    with pytest.raises(FileNotFoundError, match="no dataset in this build"):
-        evaluate(tmp_path, ToyAdapter(), ("T->T",), tmp_path / "out", options)
+def test_bad_builds_name_the_problem(build_dir, tmp_path, options):
     import datasets
 
-    datasets.DatasetDict({"x": datasets.Dataset.from_dict({"item_id": ["a"], "task": ["t"]})}).save_to_disk(
-        str(tmp_path / "dataset")
-    )
-    with pytest.raises(DatasetError, match=r"split 'x': missing columns \['language', 'context'"):
+    from s2sbench.pipeline.builddir import BuildDir, NotABuildError
+
+    with pytest.raises(NotABuildError, match="no saved DatasetDict"):
+        evaluate(tmp_path, ToyAdapter(), ("T->T",), tmp_path / "out", options)
+    BuildDir(tmp_path).save_dataset(datasets.DatasetDict({"x": datasets.Dataset.from_dict({"item_id": ["a"], "task": ["t"]})}))
+    with pytest.raises(DatasetError, match=r"split 'x': column 'id' is missing"):
         evaluate(tmp_path, ToyAdapter(), ("T->T",), tmp_path / "out", options)
     with pytest.raises(ValueError, match="unknown mode 'S2S'"):
         evaluate(tmp_path, ToyAdapter(), ("S2S",), tmp_path / "out", options)
-    row = {"item_id": "a", "task": "demo-stories-en", "language": "en", "context": "c.", "candidates": ["x", "y"],
-           "label": 0, "voice": "v"}  # fmt: skip
-    table = {key: [value, value] for key, value in row.items()}
-    datasets.DatasetDict({"s": datasets.Dataset.from_dict(table)}).save_to_disk(str(tmp_path / "dup" / "dataset"))
-    with pytest.raises(DatasetError, match=r"split 's' row 1: item 'a' with voice 'v' repeats .* row 0"):
-        evaluate(tmp_path / "dup", ToyAdapter(), ("T->T",), tmp_path / "out", options)
+    dup = BuildDir(tmp_path / "dup")
+    split = BuildDir(build_dir).load_dataset()["demo_stories_en"]
+    dup.save_dataset(datasets.DatasetDict({"s": datasets.concatenate_datasets([split.select([0]), split.select([0])])}))
+    with pytest.raises(DatasetError, match=r"split 's' row 1: item 'demo-stories-en-001' with voice 'voice-a' repeats .* row 0"):
+        evaluate(dup.root, ToyAdapter(), ("T->T",), tmp_path / "out", options)
+    bad_label = split.select([0]).map(lambda row: {"label": 5}, keep_in_memory=True)
+    BuildDir(tmp_path / "label").save_dataset(datasets.DatasetDict({"s": bad_label}))
+    with pytest.raises(DatasetError, match=r"split 's' row 0: field '<row>': .*label 5 is not an index into 2 candidates"):
+        evaluate(tmp_path / "label", ToyAdapter(), ("T->T",), tmp_path / "out", options)
 
 
 def test_score_cache_appends_batches_once(tmp_path):
@@ -169,12 +172,20 @@ def test_score_cache_appends_batches_once(tmp_path):
 def test_task_config_from_the_build_report_or_a_clear_error(build_dir, tmp_path, options, eval_tasks):
     import shutil
 
-    copy = tmp_path / "build"
-    shutil.copytree(build_dir, copy)
+    from s2sbench.pipeline.builddir import BuildDir
+
+    copy = BuildDir(tmp_path / "build")
+    shutil.copytree(build_dir, copy.root)
     no_tasks = replace(options, tasks=None)
     with pytest.raises(ValueError, match="unknown task 'mc-zh'.*pass its YAML with --task-file"):
-        evaluate(copy, ToyAdapter(), ("T->T",), tmp_path / "out", no_tasks)
-    config = eval_tasks["mc-zh"].model_dump(mode="json", exclude={"path"})
-    (copy / "build_report.json").write_text(json.dumps({"tasks": {"mc-zh": {"config": config}}}), encoding="utf-8")
-    results = evaluate(copy, ToyAdapter(), ("T->T",), tmp_path / "out", no_tasks)
+        evaluate(copy.root, ToyAdapter(), ("T->T",), tmp_path / "out", no_tasks)
+    report = copy.read_report()
+    entry = report.tasks["mc-zh"].model_copy(update={"config": eval_tasks["mc-zh"]})
+    copy.write_report(report.model_copy(update={"tasks": {**report.tasks, "mc-zh": entry}}))
+    results = evaluate(copy.root, ToyAdapter(), ("T->T",), tmp_path / "out", no_tasks)
     assert results.data["tasks"]["mc-zh"]["version"] == 2
+    data = json.loads(copy.report_path.read_text(encoding="utf-8"))
+    data["tasks"]["mc-zh"]["config"]["scoring"] = "best_of_three"
+    copy.report_path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"build_report.json: field 'tasks.mc-zh.config.scoring': Input should be"):
+        evaluate(copy.root, ToyAdapter(), ("T->T",), tmp_path / "out", no_tasks)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -10,19 +9,14 @@ import sys
 import time
 from pathlib import Path
 
-
-from s2sbench.pipeline.manifest import read_records
-from s2sbench.pipeline.records import BuildRow, ClipCheck
+from s2sbench.pipeline.builddir import BuildDir
 
 
 def _fingerprint(build: Path) -> list[tuple[str, dict[str, str]]]:
-    rows = read_records(build / "manifest.jsonl", BuildRow)
-    return [(row.id, {role: clip.audio_sha256 for role, clip in row.clips.items()}) for row in rows]
+    return [(row.id, {role: clip.audio_sha256 for role, clip in row.clips.items()}) for row in BuildDir(build).read_manifest()]
 
 
 def test_build_flow_makes_a_dataset_and_rebuilds_for_free(prefect_harness, story_task, tmp_path):
-    import datasets
-
     from s2sbench.flows.build import build_flow
 
     out = tmp_path / "build"
@@ -31,11 +25,11 @@ def test_build_flow_makes_a_dataset_and_rebuilds_for_free(prefect_harness, story
     task_report = report["tasks"]["flow-test-stories"]
     assert task_report["kept"] + task_report["dropped"] == task_report["item_voice_pairs_in"] == 4
     assert task_report["kept"] >= 3  # Piper + tiny.en: these short sentences pass the gate
-    checks = read_records(out / "verification.jsonl", ClipCheck)
+    checks = BuildDir(out).read_verification()
     assert {check.asr_model for check in checks} == {"faster-whisper:tiny.en (offline package):int8"}
     assert len({check.id for check in checks}) == len(checks)
 
-    dataset = datasets.load_from_disk(str(out / "dataset"))
+    dataset = BuildDir(out).load_dataset()
     split = dataset["flow_test_stories"]
     assert split.num_rows == task_report["kept"]
     row = split[0]
@@ -47,7 +41,7 @@ def test_build_flow_makes_a_dataset_and_rebuilds_for_free(prefect_harness, story
     # the dataset carries its audio: it still decodes with the clip store gone
     for path in sorted(store.rglob("*"), reverse=True):
         path.unlink() if path.is_file() else path.rmdir()
-    again = datasets.load_from_disk(str(out / "dataset"))["flow_test_stories"][0]["context_audio"]
+    again = BuildDir(out).load_dataset()["flow_test_stories"][0]["context_audio"]
     assert again.get_all_samples().data.shape == samples.data.shape
 
     # same seed, same bytes: a build into a fresh store makes identical audio; a second build of the same config
@@ -111,9 +105,10 @@ def test_killed_build_resumes_to_the_same_dataset(prefect_harness, story_task, t
     _run_until(command, env, lambda: False)
 
     assert _fingerprint(out) == _fingerprint(reference)
-    checks = read_records(out / "verification.jsonl", ClipCheck)
+    build = BuildDir(out)
+    checks = build.read_verification()
     assert len({check.id for check in checks}) == len(checks), "a resumed build duplicated an audit line"
-    ids = [row.id for row in read_records(out / "manifest.jsonl", BuildRow)]
+    ids = [row.id for row in build.read_manifest()]
     assert len(ids) == len(set(ids))
-    report = json.loads((out / "build_report.json").read_text())
-    assert report["tasks"]["flow-test-stories"]["kept"] + report["tasks"]["flow-test-stories"]["dropped"] == 4
+    entry = build.read_report().tasks["flow-test-stories"]
+    assert entry.kept + entry.dropped == 4

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from s2sbench.pipeline.manifest import read_records
-from s2sbench.pipeline.records import ClipCheck, Drop
+from s2sbench.pipeline.builddir import BuildDir
 
 
 def test_flow_finishes_when_a_backend_fails_on_some_clips(prefect_harness, story_task, tmp_path, monkeypatch):
@@ -25,9 +24,11 @@ def test_flow_finishes_when_a_backend_fails_on_some_clips(prefect_harness, story
 
     entry = report["tasks"]["flow-test-stories"]
     assert (entry["kept"], entry["dropped"]) == (3, 1)
-    [drop] = read_records(tmp_path / "build" / "drops.jsonl", Drop)
-    assert drop.item_id == "s4" and "synthesis failed: planted failure" in drop.reason
-    failed = [c for c in read_records(tmp_path / "build" / "verification.jsonl", ClipCheck) if c.item_id == "s4" and not c.passed]
+    build = BuildDir(tmp_path / "build")
+    [drop] = build.read_drops()
+    assert drop.item_id == "s4" and drop.reason.code == "synthesis_failed" and "planted failure" in drop.reason.detail
+    assert entry["drop_reasons"] == {"synthesis_failed": 1}
+    failed = [c for c in build.read_verification() if c.item_id == "s4" and not c.passed]
     assert [(c.attempt, c.seed) for c in failed] == [(1, 0), (2, 1)]  # retried with the next seed, then dropped
-    assert all(c.reason.startswith("synthesis failed") for c in failed)
+    assert all(c.reasons[0].code == "synthesis_failed" for c in failed)
     assert BoatRefusingEspeak.calls_refused == 2

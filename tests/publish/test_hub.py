@@ -5,12 +5,16 @@ from __future__ import annotations
 import logging
 
 import pytest
+from ..real_build import CHOICE_TASK, STORY_TASK
 from .conftest import FAKE_TOKEN
 
+from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.publish.hub import PublishError, RetryPolicy, publish_build, stage_repo, upload_repo, verify_upload
 
 FAST = RetryPolicy(attempts=4, base_delay_s=0.01, max_delay_s=0.05)
 REPO = "datasets/{}"
+PIPER = f"{STORY_TASK}--piper-en-joe"
+PIPER_SLOW = f"{STORY_TASK}--piper-en-joe-slow"
 
 
 def _staged_files(folder) -> dict[str, bytes]:
@@ -28,14 +32,14 @@ def test_staging_is_deterministic_and_laid_out_per_task_and_voice(build_dir, tmp
     second = stage_repo(build_dir, tmp_path / "b", "org/demo")
     assert _staged_files(first.folder) == _staged_files(second.folder)
     names = {config.name: (config.split, config.num_rows) for config in first.configs}
-    # the English task has two voices (one pair dropped by the gate), the Chinese one a single voice
-    assert names == {"demo-stories-en--piper-en-joe": ("test", 3), "demo-stories-en--espeak-en-us": ("test", 2), "demo-choice-zh": ("test", 2)}
-    assert sorted(_staged_files(first.folder)) == [
+    # the English task has two voices (a story dropped by the gate in both), the Chinese one a single voice
+    assert names == {PIPER: ("test", 2), PIPER_SLOW: ("test", 2), CHOICE_TASK: ("test", 2)}
+    assert sorted(_staged_files(first.folder)) == sorted([
         "README.md", "build_report.json",
-        "demo-choice-zh/test-00000-of-00001.parquet",
-        "demo-stories-en--espeak-en-us/test-00000-of-00001.parquet",
-        "demo-stories-en--piper-en-joe/test-00000-of-00001.parquet",
-    ]
+        f"{CHOICE_TASK}/test-00000-of-00001.parquet",
+        f"{PIPER}/test-00000-of-00001.parquet",
+        f"{PIPER_SLOW}/test-00000-of-00001.parquet",
+    ])
 
 
 def test_staging_refuses_a_folder_in_use(build_dir, tmp_path):
@@ -45,22 +49,32 @@ def test_staging_refuses_a_folder_in_use(build_dir, tmp_path):
         stage_repo(build_dir, tmp_path / "used", "org/demo")
 
 
-def test_publish_then_load_dataset_through_hf_endpoint_matches(build_dir, local_hub, tmp_path, caplog, capsys):
+def _rows(split) -> list[dict]:
+    """Every column of every row, the audio as its bytes (what a user of the data gets)."""
+    from s2sbench.pipeline.dataset import undecoded
+
+    rows = undecoded(split).to_list()
+    for row in rows:
+        row["context_audio"] = row["context_audio"]["bytes"]
+        row["candidate_audio"] = [clip["bytes"] for clip in row["candidate_audio"]]
+    return rows
+
+
+def test_publish_of_a_real_build_loads_back_identical(build_dir, local_hub, tmp_path, caplog, capsys):
+    """The done-when of issue 15: a real build publishes, and ``datasets.load_dataset`` reads back every row,
+    column and audio byte of it."""
     import datasets
 
     caplog.set_level(logging.DEBUG)
     result = publish_build(build_dir, "org/roundtrip", policy=FAST)
     assert [check.ok for check in result.checks] == [True, True, True]
-    assert sum(check.rows_found for check in result.checks) == 7
-    # an independent load, as a user would do it
-    loaded = datasets.load_dataset("org/roundtrip", "demo-stories-en--piper-en-joe", split="test", cache_dir=str(tmp_path / "cache"))
-    local = datasets.load_from_disk(str(build_dir / "dataset"))["demo_stories_en"]
-    local = local.filter(lambda row: row["voice"] == "piper-en-joe", keep_in_memory=True)
-    assert loaded["id"] == local["id"] and loaded["label"] == local["label"] and loaded["candidates"] == local["candidates"]
-    assert loaded.features["context_audio"] == datasets.Audio(sampling_rate=16000)
-    loaded_audio = loaded.cast_column("context_audio", datasets.Audio(decode=False))["context_audio"]
-    local_audio = local.cast_column("context_audio", datasets.Audio(decode=False))["context_audio"]
-    assert [a["bytes"] for a in loaded_audio] == [a["bytes"] for a in local_audio]
+    assert sum(check.rows_found for check in result.checks) == 6
+    local = BuildDir(build_dir).load_dataset()
+    for config in result.configs:  # an independent load, as a user would do it
+        loaded = datasets.load_dataset("org/roundtrip", config.name, split="test", cache_dir=str(tmp_path / "cache"))
+        assert loaded.features == local[config.task.replace("-", "_")].features
+        mine = local[config.task.replace("-", "_")].filter(lambda row: row["voice"] == config.voice, keep_in_memory=True)
+        assert _rows(loaded) == _rows(mine)
     # the token went to the server and nowhere else
     assert local_hub.authorizations == {f"Bearer {FAKE_TOKEN}"}
     out = capsys.readouterr()
@@ -113,9 +127,9 @@ def test_failed_upload_resumes_without_duplicating_files(build_dir, local_hub, t
 def test_republish_removes_files_the_build_no_longer_has(build_dir, local_hub, tmp_path):
     staged = stage_repo(build_dir, tmp_path / "stage", "org/shrink")
     upload_repo(staged.folder, "org/shrink", policy=FAST, sleep=lambda s: None)
-    (staged.folder / "demo-choice-zh" / "test-00000-of-00001.parquet").unlink()
+    (staged.folder / CHOICE_TASK / "test-00000-of-00001.parquet").unlink()
     report = upload_repo(staged.folder, "org/shrink", policy=FAST, sleep=lambda s: None)
-    assert report.deleted == ["demo-choice-zh/test-00000-of-00001.parquet"]
+    assert report.deleted == [f"{CHOICE_TASK}/test-00000-of-00001.parquet"]
     assert _hub_files(local_hub, "org/shrink") == _staged_files(staged.folder)
 
 
@@ -140,13 +154,15 @@ def test_a_client_error_stops_at_once(build_dir, local_hub, tmp_path):
 def test_large_configs_are_split_into_shards_that_load_back_whole(build_dir, local_hub, tmp_path):
     import pyarrow.parquet as pq
 
-    staged = stage_repo(build_dir, tmp_path / "stage", "org/sharded", max_shard_bytes=40_000)
+    whole = stage_repo(build_dir, tmp_path / "whole", "org/sharded")
+    half = next(config for config in whole.configs if config.voice == "piper-en-joe").num_bytes // 2 + 1
+    staged = stage_repo(build_dir, tmp_path / "stage", "org/sharded", max_shard_bytes=half)
     piper = next(config for config in staged.configs if config.voice == "piper-en-joe")
-    assert piper.files == tuple(f"demo-stories-en--piper-en-joe/test-0000{i}-of-00003.parquet" for i in range(3))
-    assert sum(pq.read_metadata(staged.folder / path).num_rows for path in piper.files) == 3
+    assert piper.files == tuple(f"{PIPER}/test-0000{i}-of-00002.parquet" for i in range(2))
+    assert sum(pq.read_metadata(staged.folder / path).num_rows for path in piper.files) == 2
     upload_repo(staged.folder, "org/sharded", policy=FAST, sleep=lambda s: None)
     checks = verify_upload(staged, "org/sharded", cache_dir=tmp_path / "cache")
-    assert [(c.config, c.rows_found, c.ok) for c in checks if c.config == piper.name] == [(piper.name, 3, True)]
+    assert [(c.config, c.rows_found, c.ok) for c in checks if c.config == piper.name] == [(piper.name, 2, True)]
 
 
 def test_read_back_catches_a_hub_copy_that_differs(build_dir, local_hub, tmp_path):
@@ -154,9 +170,9 @@ def test_read_back_catches_a_hub_copy_that_differs(build_dir, local_hub, tmp_pat
     upload_repo(staged.folder, "org/tampered", policy=FAST, sleep=lambda s: None)
     repo = local_hub.repos[REPO.format("org/tampered")]
     files = repo.commits[repo.branches["main"]]["files"]
-    # the espeak config now serves the piper rows: other ids, other audio
-    files["demo-stories-en--espeak-en-us/test-00000-of-00001.parquet"] = files["demo-stories-en--piper-en-joe/test-00000-of-00001.parquet"]
+    # the slow voice's config now serves the other voice's rows: other ids, other audio
+    files[f"{PIPER_SLOW}/test-00000-of-00001.parquet"] = files[f"{PIPER}/test-00000-of-00001.parquet"]
     checks = {c.config: c for c in verify_upload(staged, "org/tampered", cache_dir=tmp_path / "cache")}
-    bad = checks["demo-stories-en--espeak-en-us"]
-    assert not bad.ok and (bad.rows_expected, bad.rows_found) == (2, 3) and bad.audio_mismatches == 5
-    assert checks["demo-choice-zh"].ok
+    bad = checks[PIPER_SLOW]
+    assert not bad.ok and (bad.rows_expected, bad.rows_found) == (2, 2) and bad.audio_mismatches == 4
+    assert checks[CHOICE_TASK].ok

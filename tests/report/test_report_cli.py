@@ -15,7 +15,7 @@ def test_report_command_writes_html_markdown_csv(eval_dir, build_dir, clip_store
     printed = capsys.readouterr().out
     assert f"report: {out}" in printed and "csv:" in printed
     assert out.read_text(encoding="utf-8").count("<audio") == 2
-    assert "| toy | stories-en | pairwise_strict |" in (tmp_path / "s.md").read_text(encoding="utf-8")
+    assert "| toy | fixture-stories-en | pairwise_strict |" in (tmp_path / "s.md").read_text(encoding="utf-8")
     assert len(pd.read_csv(tmp_path / "s.csv")) == 3
 
 

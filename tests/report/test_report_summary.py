@@ -7,6 +7,8 @@ import json
 import pandas as pd
 import pytest
 
+from ..real_build import CHOICE_TASK, STORY_TASK
+from s2sbench.evaluation.results_dir import ResultsFile
 from s2sbench.evaluation.report.summary import (
     ReportInputError,
     Run,
@@ -25,15 +27,15 @@ def test_summary_frame_matches_results_json(eval_dir):
     data = json.loads((eval_dir / "results.json").read_text(encoding="utf-8"))
     runs = load_inputs([eval_dir]).runs
     frame = summary_frame(runs)
-    assert list(frame["task"]) == ["choices-zh", "choices-zh", "stories-en"]  # zh has pairwise + argmin
+    assert list(frame["task"]) == [CHOICE_TASK, CHOICE_TASK, STORY_TASK]  # zh has pairwise + argmin
     assert list(frame["rule"]) == ["pairwise_ties_right", "argmin", "pairwise_strict"]
-    stories = frame[frame["task"] == "stories-en"].iloc[0]
-    entry = data["tasks"]["stories-en"]["modes"]["S->T"]["token"]["pairwise_strict"]
+    stories = frame[frame["task"] == STORY_TASK].iloc[0]
+    entry = data["tasks"][STORY_TASK]["modes"]["S->T"]["token"]["pairwise_strict"]
     assert stories["accuracy[S->T]"] == entry["value"]
     assert (stories["ci_low[S->T]"], stories["ci_high[S->T]"]) == (entry["ci_low"], entry["ci_high"])
-    # 4 stories x 2 voices minus the dropped (story 3, espeak-en-us): 7 spoken pairs; T->T scores each story once
-    assert stories["units[S->T]"] == 7 and stories["units[T->T]"] == 4
-    gap = next(d for d in data["tasks"]["stories-en"]["degradation"]
+    # 3 stories x 2 voices minus story 3, dropped in both: 4 spoken pairs; T->T scores each kept story once
+    assert stories["units[S->T]"] == 4 and stories["units[T->T]"] == 2
+    gap = next(d for d in data["tasks"][STORY_TASK]["degradation"]
                if d["normalization"] == "token" and d["rule"] == "pairwise_strict")  # fmt: skip
     assert stories["degradation[T->T vs S->T]"] == gap["absolute"]["value"]
     assert stories["p_value[T->T vs S->T]"] == gap["mcnemar"]["p_value"]
@@ -46,7 +48,7 @@ def test_long_frames_and_csv(eval_dir, tmp_path):
     assert set(accuracies["normalization"]) == {"token", "char", "byte", "sum"}
     assert ((accuracies["ci_low"] <= accuracies["accuracy"]) & (accuracies["accuracy"] <= accuracies["ci_high"])).all()
     voices = voice_frame(runs)
-    assert set(voices[voices["task"] == "stories-en"]["voice"]) == {"piper-en-joe", "espeak-en-us"}
+    assert set(voices[voices["task"] == STORY_TASK]["voice"]) == {"piper-en-joe", "piper-en-joe-slow"}
     assert set(voices["mode"]) == {"S->T"}  # T->T has no voice
     gaps = degradation_frame(runs)
     assert set(zip(gaps["reference_mode"], gaps["mode"])) == {("T->T", "S->T")}
@@ -86,7 +88,7 @@ def test_sweep_folder_adds_trajectory_and_last_checkpoint(sweep_dir):
 
 def test_colliding_labels_get_the_revision(eval_dir, sweep_dir):
     data = json.loads((eval_dir / "results.json").read_text(encoding="utf-8"))
-    runs = as_runs([data, Run("toy", data)])
+    runs = as_runs([data, Run("toy", ResultsFile.model_validate(data))])
     assert [run.label for run in runs] == ["toy (toy@0)", "toy (toy@0) #2"]
 
 
@@ -97,6 +99,9 @@ def test_bad_inputs_name_the_path(tmp_path):
     broken.write_text('{"model": {"name": "x"}', encoding="utf-8")
     with pytest.raises(ReportInputError, match=r"results.json:1: not valid JSON"):
         load_inputs([broken])
-    broken.write_text('{"model": {"name": "x"}}', encoding="utf-8")
-    with pytest.raises(ReportInputError, match="field 'tasks' missing"):
+    broken.write_text('{"model": {"name": "x"}}', encoding="utf-8")  # no schema_version: an older s2sbench's
+    with pytest.raises(ReportInputError, match="field 'schema_version': 1, this s2sbench reads 2"):
+        load_inputs([broken])
+    broken.write_text('{"schema_version": 2, "model": {"name": "x"}}', encoding="utf-8")
+    with pytest.raises(ReportInputError, match="field 'protocol_version': Field required"):
         load_inputs([broken])

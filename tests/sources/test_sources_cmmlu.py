@@ -59,8 +59,8 @@ def test_cmmlu_folder_split_subjects_and_rewrite_report(make_task, tmp_path):
     assert report["handled_by_rule"] == {"colon": 1, "blank": 1, "which_inverted": 1}
     assert report["rejected"] == {"rules": {"no option can stand in for the question word … where it is": 1}}
     drop = result.drops[0]
-    assert drop.stage == "rewrite" and drop.item_id == "t-physics-2" and "physics.csv:4" in drop.reason
-    assert "rules: no option can stand in for the question word '吗' where it is" in drop.reason
+    assert drop.stage == "rewrite" and drop.item_id == "t-physics-2" and "physics.csv:4" in drop.reason.detail
+    assert "rules: no option can stand in for the question word '吗' where it is" in drop.reason.code
     only = load_task_items(cmmlu_task(make_task, tmp_path / "data" / "dev", options={"subjects": ["history"]}))
     assert len(only.items) == 1
 

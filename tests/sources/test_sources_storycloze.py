@@ -75,7 +75,7 @@ def test_bad_row_is_dropped_and_counted_when_configured(make_task, tmp_path, wha
     result = load_task_items(task)
     assert [item.source.row for item in result.items] == [2, 4]
     assert len(result.drops) == 1 and result.drops[0].stage == "load"
-    assert f"field '{field}'" in result.drops[0].reason and f"{path}:3" in result.drops[0].reason
+    assert f"field '{field}'" in result.drops[0].reason.detail and f"{path}:3" in result.drops[0].reason.detail
     report = result.report()
     assert (report["rows_in"], report["kept"], report["dropped"]) == (3, 2, 1)
 
@@ -128,7 +128,7 @@ def test_random_other_with_one_story_drops_it_with_a_reason(make_task, tmp_path)
     path = write_csv(tmp_path / "one.csv", SPRING_HEADER, [story_row(0)])
     result = load_task_items(make_task(source={"loader": "storycloze", "path": str(path)},
                                        candidates={"construction": "random_other"}))
-    assert result.items == [] and "no other story" in result.drops[0].reason
+    assert result.items == [] and "no other story" in result.drops[0].reason.code
 
 
 def test_a_folder_of_csvs_is_one_set(make_task, tmp_path):

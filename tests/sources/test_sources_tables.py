@@ -54,7 +54,7 @@ def test_generic_jsonl_bad_rows(make_task, tmp_path):
         load_items(make_task(source={"loader": "jsonl", "path": str(path)}))
     result = load_task_items(make_task(source={"loader": "jsonl", "path": str(path), "on_bad_row": "drop"}))
     assert [item.id for item in result.items] == ["a", "d"]
-    assert [drop.reason.split(" (field")[0] for drop in result.drops] == [
+    assert [drop.reason.code for drop in result.drops] == [
         "duplicate id 'a' (first on line 1)", "Value error, right=2 is out of range for 2 candidates", "Value error, empty context"
     ]
     with pytest.raises(ManifestError, match="field 'text': missing column"):

@@ -6,6 +6,8 @@ import jiwer
 import pytest
 
 from s2sbench.flows.cli import main
+from s2sbench.pipeline.audio import ClipIntegrityError
+from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.manifest import read_records, write_records
 from s2sbench.pipeline.records import ClipCheck
 from s2sbench.pipeline.reverify import reverify_build
@@ -53,7 +55,9 @@ def run(store, piper_voice, fw_asr, make_item):
 def test_planted_failure_is_retried_then_the_whole_item_is_dropped(run):
     bad = run["outcomes"]["bad"]
     assert bad.row is None
-    assert bad.dropped_reason.startswith("candidate:1 failed 2 attempt(s): error_rate: wer ")
+    # counted by what failed the clip, described with which clip it was
+    assert bad.dropped_reason.code == "error_rate"
+    assert bad.dropped_reason.detail.startswith("candidate:1 failed 2 attempt(s): error_rate: wer ")
     attempts = [(check.role, check.attempt, check.seed, check.status) for check in bad.checks]
     assert attempts == [
         ("context", 1, 0, "passed"),
@@ -65,7 +69,7 @@ def test_planted_failure_is_retried_then_the_whole_item_is_dropped(run):
 
 def test_a_clean_item_is_kept_with_both_candidates(run):
     good = run["outcomes"]["good"]
-    assert good.row is not None and good.dropped_reason == ""
+    assert good.row is not None and good.dropped_reason is None
     assert sorted(good.row.clips) == ["candidate:0", "candidate:1", "context"]
     assert all(check.status == "passed" for check in good.row.checks.values())
 
@@ -97,11 +101,11 @@ def test_summary_counts_and_error_rates_match_jiwer(run):
 
 
 def write_build(directory, run):
-    """A build directory as the build stage lays it out, holding the kept item only."""
-    row = run["outcomes"]["good"].row
-    write_records(directory / "items" / f"{TASK}.jsonl", run["items"].values())
-    write_records(directory / "clips.jsonl", row.clips.values())
-    write_records(directory / "verification.jsonl", [c for outcome in run["outcomes"].values() for c in outcome.checks])
+    """The files of a build folder that re-verification reads, holding the kept item only."""
+    build, row = BuildDir(directory), run["outcomes"]["good"].row
+    write_records(build.items_path(TASK), run["items"].values())
+    write_records(build.clips_path, row.clips.values())
+    write_records(build.verification_path, [c for outcome in run["outcomes"].values() for c in outcome.checks])
     return directory
 
 
@@ -112,8 +116,8 @@ def build_dir(run, tmp_path_factory):
 
 def test_reverify_with_the_other_backend_writes_a_new_audit(run, build_dir, store, ow_asr):
     report = reverify_build(build_dir, ow_asr, build_dir / "again", clip_store=store.root, gates={TASK: run["task"].gate})
-    assert report["clips"] == 3 and report["asr_model"] == ow_asr.model_id
-    assert report["status_changes"] == {"passed->passed": 3} and report["rows_now_rejected"] == []
+    assert report.clips == 3 and report.asr_model == ow_asr.model_id
+    assert report.status_changes == {"passed->passed": 3} and report.rows_now_rejected == []
     audit = read_records(build_dir / "again" / "verification.jsonl", ClipCheck)
     assert [check.clip_key for check in audit] == [clip.key for clip in run["outcomes"]["good"].row.clips.values()]
     assert (build_dir / "again" / "report.json").is_file()
@@ -122,7 +126,7 @@ def test_reverify_with_the_other_backend_writes_a_new_audit(run, build_dir, stor
 def test_verify_command_flags_a_clip_that_no_longer_matches(run, build_dir, store, capsys):
     row = run["outcomes"]["good"].row
     clips = [clip.model_copy(update={"text": PLANTED}) if clip.role == "candidate:1" else clip for clip in row.clips.values()]
-    write_records(build_dir / "clips.jsonl", clips)
+    write_records(BuildDir(build_dir).clips_path, clips)
     out = build_dir / "cli"
     code = main(["verify", str(build_dir), "--store", str(store.root), "--out", str(out)])
     printed = capsys.readouterr().out
@@ -132,13 +136,13 @@ def test_verify_command_flags_a_clip_that_no_longer_matches(run, build_dir, stor
 
 
 def test_reverify_reads_the_dataset_when_the_clip_store_is_gone(run, store, fw_asr, tmp_path):
-    from s2sbench.pipeline.assemble import build_dataset
+    from s2sbench.pipeline.assemble import make_dataset
 
     directory = write_build(tmp_path / "copied", run)
-    build_dataset({TASK: [run["outcomes"]["good"].row]}, store).save_to_disk(str(directory / "dataset"))
+    BuildDir(directory).save_dataset(make_dataset({TASK: [run["outcomes"]["good"].row]}, store))
     report = reverify_build(directory, fw_asr, clip_store=tmp_path / "empty-store", gates={TASK: run["task"].gate})
-    assert report["status_changes"] == {"passed->passed": 3}
-    assert report["clip_store"] == str(tmp_path / "empty-store")
+    assert report.status_changes == {"passed->passed": 3}
+    assert report.clip_store == str(tmp_path / "empty-store")
     bare = write_build(tmp_path / "bare", run)
-    with pytest.raises(FileNotFoundError, match="is missing and .* does not hold it; pass the clip store"):
+    with pytest.raises(ClipIntegrityError, match="is missing, and .* does not hold it; pass the clip store"):
         reverify_build(bare, fw_asr, clip_store=tmp_path / "empty-store", gates={TASK: run["task"].gate})

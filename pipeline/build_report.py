@@ -1,0 +1,140 @@
+"""``build_report.json`` as a typed record: what a build was made from, what it kept and dropped, and how.
+
+Written once by assembly (or by an import of the original layout) and read by every consumer (the dataset card,
+evaluation, the HTML report, re-verification) through :class:`~s2sbench.pipeline.builddir.BuildDir`, which
+validates it and names the field that is wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from s2sbench.pipeline.records import SCHEMA_VERSION, Record
+from s2sbench.pipeline.sources import LoadReport
+from s2sbench.pipeline.tasks import TaskConfig
+from s2sbench.pipeline.tts.base import Voice
+
+
+class Normalization(Record):
+    """What s2sbench does to text before synthesis and before the gate compares a transcript with it."""
+
+    before_tts: str
+    before_scoring: str
+    languages: list[str]
+
+    def describe(self) -> str:
+        """One sentence for the dataset card."""
+        return (f"before synthesis, {self.before_tts}; before the ASR gate scores a transcript, {self.before_scoring} "
+                f"(languages: {', '.join(self.languages) or 'none'})")  # fmt: skip
+
+
+#: what every build records (pipeline/normalize.py, pipeline/verify.py)
+NORMALIZATION_STEPS = {
+    "before_tts": "numbers, dates, times, currency, abbreviations and symbols are written out as words "
+    "(`s2sbench.pipeline.normalize.normalize_for_tts`)",
+    "before_scoring": "reference and transcript go through Whisper's English normalizer (en) or NFKC, lower case, "
+    "punctuation removed and traditional-to-simplified Chinese (CER languages) (`s2sbench.pipeline.verify.normalize`)",
+}
+
+
+class TaskReport(Record):
+    """One task of a build: its settings (``config``; None for an import, which has no task file) and counts."""
+
+    config: TaskConfig | None
+    language: str
+    version: int
+    voices: list[str]
+    items: LoadReport | None  # the loader's report (None for an import)
+    source_rows_dropped: int
+    items_in: int
+    item_voice_pairs_in: int
+    kept: int
+    dropped: int
+    drop_reasons: dict[str, int]  # speak-stage drops by reason code
+    clips_kept: int
+    clips_unverified: int
+
+
+class Totals(Record):
+    items_in: int
+    item_voice_pairs_in: int
+    kept: int
+    dropped: int
+    distinct_clips: int
+    clip_attempts: int
+    clips_rejected: int
+
+
+class Integrity(Record):
+    """The clip-store check of assembly: every kept clip is hashed before it is embedded; a damaged one is re-made."""
+
+    clips_checked: int
+    clips_remade: list[str] = Field(default_factory=list)  # "<row id> <role>: why it was re-made"
+
+
+class Histogram(Record):
+    edges: list[float]
+    counts: list[int]
+
+
+class Distribution(Record):
+    """Error rates of a group of attempts (``n`` 0: none measured, no statistics)."""
+
+    n: int
+    mean: float | None = None
+    median: float | None = None
+    p90: float | None = None
+    p95: float | None = None
+    max: float | None = None
+    zero_fraction: float | None = None
+    histogram: Histogram | None = None
+
+
+class GroupSummary(Record):
+    attempts: int
+    clips: int
+    status: dict[str, int]
+    final_status: dict[str, int]
+    metrics: list[str]
+    error_rate: Distribution
+    final_error_rate: Distribution
+    reject_reasons: dict[str, int]
+    final_reject_reasons: dict[str, int]
+    retried_clips: int
+
+
+class VoiceGroupSummary(GroupSummary):
+    task: str
+    language: str
+    voice: str
+
+
+class VerificationSummary(Record):
+    """The audit condensed (:func:`s2sbench.pipeline.verify.summarize_checks`)."""
+
+    asr_models: list[str]
+    overall: GroupSummary
+    groups: list[VoiceGroupSummary]
+
+
+class BuildReport(Record):
+    schema_version: Literal[SCHEMA_VERSION] = SCHEMA_VERSION
+    origin: Literal["build", "import-original"] = "build"
+    imported_from: list[str] = Field(default_factory=list)  # the original-layout files of an import
+    tasks: dict[str, TaskReport]
+    totals: Totals
+    verification: VerificationSummary
+    integrity: Integrity
+    voices: dict[str, Voice]
+    normalization: Normalization
+    clip_store: str
+    engines: list[str]
+    asr_models: list[str]
+    software: dict[str, str]
+
+    def task_config(self, name: str) -> TaskConfig | None:
+        entry = self.tasks.get(name)
+        return entry.config if entry is not None else None
+

@@ -1,0 +1,154 @@
+"""The dataset of a build: one typed :class:`DatasetRow` per kept (item, voice), its ``datasets`` features, and the
+one function that turns a build row into a dataset row (assembly, the original-layout import and the Hub all use it).
+
+A split holds one task (split names cannot hold '-', so ``demo-stories-en`` is ``demo_stories_en``); the audio
+columns are 16 kHz ``datasets.Audio`` with the WAV bytes embedded, so a build's dataset plays without its clip store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Literal
+
+from pydantic import ConfigDict, Field, ValidationError, model_validator
+
+from s2sbench.pipeline.records import BuildRow, Clip, Record, Role
+
+SAMPLE_RATE_HZ = 16000
+
+
+class DatasetError(ValueError):
+    """A dataset split or row that is not what a build writes; the message names the folder, split, row and field."""
+
+
+class AudioValue(Record):
+    """One cell of an Audio column: a file to embed (``path``) or the embedded WAV (``bytes``, with its file name)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_by_name=True, serialize_by_alias=True)
+
+    path: str | None = None
+    wav: bytes | None = Field(default=None, alias="bytes")
+
+
+class DatasetRow(Record):
+    """A row of a build's dataset: the item's texts and label, the voice, the audio and the gate's verdict."""
+
+    id: str
+    item_id: str
+    task: str
+    language: str
+    context: str
+    candidates: list[str]
+    label: int = Field(strict=True, ge=0)
+    voice: str
+    context_audio: AudioValue | None
+    candidate_audio: list[AudioValue]  # every candidate in order when the task speaks them, else empty
+    context_transcript: str
+    context_error_rate: float | None
+    context_metric: str
+    verification_status: Literal["passed", "unverified"]
+    source_file: str
+    source_row: int
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "DatasetRow":
+        if self.label >= len(self.candidates):
+            raise ValueError(f"label {self.label} is not an index into {len(self.candidates)} candidates")
+        if self.id != BuildRow.make_id(self.item_id, self.voice):
+            raise ValueError(f"id '{self.id}' is not '<item_id>@<voice>' ({BuildRow.make_id(self.item_id, self.voice)})")
+        if self.candidate_audio and len(self.candidate_audio) != len(self.candidates):
+            raise ValueError(f"{len(self.candidate_audio)} candidate clips for {len(self.candidates)} candidates")
+        return self
+
+
+COLUMNS = tuple(DatasetRow.model_fields)
+
+
+def dataset_row(row: BuildRow, audio_of: Callable[[Clip], AudioValue]) -> DatasetRow:
+    """The dataset row of a kept build row; ``audio_of`` gives the Audio cell of each of its clips."""
+    item = row.item
+    context_check = row.checks.get(Role.context())
+    candidate_roles = [Role.of_candidate(index) for index in range(len(item.candidates))]
+    statuses = {check.status for check in row.checks.values()}
+    return DatasetRow(
+        id=row.id, item_id=item.id, task=item.task, language=item.language, context=item.context,
+        candidates=list(item.candidates), label=item.right, voice=row.voice,
+        context_audio=audio_of(row.clips[Role.context()]) if Role.context() in row.clips else None,
+        candidate_audio=[audio_of(row.clips[role]) for role in candidate_roles if role in row.clips],
+        context_transcript=context_check.transcript if context_check else "",
+        context_error_rate=context_check.error_rate if context_check else None,
+        context_metric=context_check.metric if context_check else "none",
+        verification_status="unverified" if "unverified" in statuses else "passed",
+        source_file=item.source.file, source_row=item.source.row,
+    )  # fmt: skip
+
+
+def dataset_features():
+    """The columns of every s2sbench dataset split (a build, an import of the original layout, a Hub config)."""
+    import datasets
+
+    text = datasets.Value("string")
+    return datasets.Features(
+        {
+            "id": text, "item_id": text, "task": text, "language": text, "context": text,
+            "candidates": datasets.List(text), "label": datasets.Value("int32"), "voice": text,
+            "context_audio": datasets.Audio(sampling_rate=SAMPLE_RATE_HZ),
+            "candidate_audio": datasets.List(datasets.Audio(sampling_rate=SAMPLE_RATE_HZ)),
+            "context_transcript": text, "context_error_rate": datasets.Value("float64"), "context_metric": text,
+            "verification_status": text, "source_file": text, "source_row": datasets.Value("int64"),
+        }
+    )  # fmt: skip
+
+
+def split_name(task: str) -> str:
+    """The dataset split of a task (split names cannot hold '-')."""
+    return task.replace("-", "_")
+
+
+def make_split(rows: list[DatasetRow]):
+    """A ``datasets.Dataset`` of ``rows`` with the build's features (audio given as paths is embedded on save)."""
+    import datasets
+
+    table = [row.model_dump() for row in rows]
+    return datasets.Dataset.from_dict({name: [entry[name] for entry in table] for name in COLUMNS}, features=dataset_features())
+
+
+def check_features(split, where: str) -> None:
+    """A split whose columns are not a build's is a :class:`DatasetError` naming the first column that differs."""
+    expected = dataset_features()
+    for name, feature in expected.items():
+        if name not in split.features:
+            raise DatasetError(f"{where}: column '{name}' is missing; was this dataset written by `s2sbench build`?")
+        if split.features[name] != feature:
+            raise DatasetError(f"{where}: column '{name}' is {split.features[name]}, expected {feature}")
+    extra = sorted(set(split.features) - set(expected))
+    if extra:
+        raise DatasetError(f"{where}: unexpected column '{extra[0]}'")
+
+
+def undecoded(split):
+    """``split`` with its audio columns as raw ``{"bytes", "path"}`` (nothing decoded)."""
+    import datasets
+
+    return split.cast_column("context_audio", datasets.Audio(decode=False)).cast_column(
+        "candidate_audio", datasets.List(datasets.Audio(decode=False))
+    )
+
+
+def iter_rows(split, where: str, start: int = 0, stop: int | None = None, chunk: int = 64) -> Iterator[tuple[int, DatasetRow]]:
+    """(row index, typed row) of ``split`` from ``start`` to ``stop``, read in chunks with the audio undecoded; a
+    row that does not validate is a :class:`DatasetError` naming the split, the row and the field."""
+    table = split.with_format("arrow")
+    stop = len(split) if stop is None else min(stop, len(split))
+    for begin in range(start, stop, chunk):
+        for offset, raw in enumerate(table[begin : min(begin + chunk, stop)].to_pylist()):
+            yield begin + offset, parse_row(raw, f"{where} row {begin + offset}")
+
+
+def parse_row(raw: dict, where: str) -> DatasetRow:
+    try:
+        return DatasetRow.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "<row>"
+        raise DatasetError(f"{where}: field '{field}': {first['msg']}") from None
