@@ -4,15 +4,17 @@
 task (a mode it cannot is recorded with the reason, never silently dropped), scores the candidates it has not
 scored before, and writes ``results.json``, ``samples.jsonl`` and the reference's ``original/`` files.
 
-Scores are cached one candidate a line in a resumable JSONL keyed by (model revision, task, task version, mode,
-template, item, voice, candidate and its texts): a killed run resumes where it stopped, a rerun scores nothing, and
-a checkpoint sweep shares one cache. Audio is decoded only for candidates that
+Scores are cached one candidate a line in a resumable JSONL keyed by (model name and revision, task, task version,
+mode, template, item, voice, candidate, its texts and the SHA-256 of the audio each mode hears): a killed run
+resumes where it stopped, a rerun scores nothing, a checkpoint sweep shares one cache, and another build (other
+audio, other text) evaluated into the same folder is scored afresh. Audio is decoded only for candidates that
 still need scoring. The build is read through :class:`~s2sbench.pipeline.builddir.BuildDir` (typed, validated
 rows); the outputs through :class:`~s2sbench.evaluation.results_dir.ResultsDir`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 from collections.abc import Mapping, Sequence
@@ -118,6 +120,30 @@ def _decode(value: AudioValue | None, where: str) -> Audio:
     return Audio(samples=np.ascontiguousarray(samples.mean(axis=1)), sample_rate_hz=int(rate))
 
 
+def audio_sha256(value: AudioValue | None) -> str:
+    """The hash of a clip as the model hears it ("" when there is none), for the score cache key."""
+    if value is None:
+        return ""
+    if value.wav:
+        return hashlib.sha256(value.wav).hexdigest()
+    return sha256_file(value.path) if value.path else ""
+
+
+class _AudioHashes:
+    """The audio hashes of one row, each computed once when a mode's cache key first needs it."""
+
+    def __init__(self, row: DatasetRow):
+        self.row = row
+        self._known: dict[int | None, str] = {}
+
+    def of(self, candidate: int | None) -> str:
+        """The context clip's hash (``candidate`` None), else that candidate clip's."""
+        if candidate not in self._known:
+            value = self.row.context_audio if candidate is None else self.row.candidate_audio[candidate]
+            self._known[candidate] = audio_sha256(value)
+        return self._known[candidate]
+
+
 @dataclass
 class _TaskRun:
     config: TaskConfig
@@ -167,9 +193,10 @@ class _Evaluation:
         except TaskConfigError as error:
             raise TaskConfigError(f"{error} (a task outside the registry: pass its YAML with --task-file)") from None
 
-    def _key(self, run: _TaskRun, mode: str, row: DatasetRow, voice: str, candidate: int) -> str:
+    def _key(self, run: _TaskRun, mode: str, row: DatasetRow, voice: str, candidate: int, audio: _AudioHashes) -> str:
         return stable_hash(
             {
+                "model": self.adapter.name,
                 "revision": self.revision,
                 "task": run.config.name,
                 "version": run.config.version,
@@ -180,6 +207,8 @@ class _Evaluation:
                 "candidate": candidate,
                 "context": row.context,
                 "text": row.candidates[candidate],
+                "context_audio": audio.of(None) if context_is_speech(mode) else "",
+                "candidate_audio": audio.of(candidate) if continuation_is_speech(mode) else "",
             }
         )
 
@@ -202,9 +231,10 @@ class _Evaluation:
             if first != where:
                 raise DatasetError(f"{where}: item '{row.item_id}' with voice '{row.voice}' repeats {first}")
             run = self._task(row.task, row.language, bool(row.candidate_audio))
+            audio = _AudioHashes(row)
             for mode in run.modes:
                 voice = row.voice if (context_is_speech(mode) or continuation_is_speech(mode)) else ""
-                keys = [self._key(run, mode, row, voice, k) for k in range(len(row.candidates))]
+                keys = [self._key(run, mode, row, voice, k, audio) for k in range(len(row.candidates))]
                 if keys[0] in run.scores[mode] or keys[0] in queued:
                     continue  # a text-only mode is scored once per item, not once per voice
                 if all(key in self.cache.scores for key in keys):

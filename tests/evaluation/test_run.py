@@ -130,6 +130,20 @@ def test_changed_revision_or_template_rescored(build_dir, tmp_path, options, eva
     assert rescored.n_scored == 16 and rescored.n_cached == 12
 
 
+def test_another_build_into_the_same_results_folder_is_scored_afresh(build_dir, tmp_path, options):
+    """The cache key holds the audio hashes: the same texts with other audio reuse only the text-only scores (the
+    score cache served the old build's speech scores before)."""
+    from .conftest import make_build
+
+    other = make_build(tmp_path / "other-build", tone_offset=500)
+    first = evaluate(build_dir, ToyAdapter(), ("T->T", "S->T"), tmp_path / "out", options)
+    second = evaluate(other, ToyAdapter(), ("T->T", "S->T"), tmp_path / "out", options)
+    text_only = 6 * 2 + 4 * 4  # T->T: every candidate of every item, once
+    assert (second.n_cached, second.n_scored) == (text_only, first.n_scored - text_only)
+    fresh = evaluate(other, ToyAdapter(), ("T->T", "S->T"), tmp_path / "fresh", options)
+    assert second.data["tasks"] == fresh.data["tasks"]
+
+
 def test_bad_builds_name_the_problem(build_dir, tmp_path, options):
     import datasets
 
