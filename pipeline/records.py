@@ -100,7 +100,7 @@ class Role(str):
             candidate = None
         else:
             kind, _, index = text.partition(":")
-            if kind != "candidate" or not index.isdigit() or (len(index) > 1 and index[0] == "0"):
+            if kind != "candidate" or not (index.isascii() and index.isdigit()) or (len(index) > 1 and index[0] == "0"):
                 raise ValueError(f"role {text!r} is neither 'context' nor 'candidate:K'")
             candidate = int(index)
         role = super().__new__(cls, text)
@@ -132,11 +132,9 @@ class Role(str):
         )
 
 
-class Reason(BaseModel):
+class Reason(Record):
     """Why something was rejected or dropped: a short ``code`` that reports count by (``error_rate``,
     ``synthesis_failed``, ...) and a ``detail`` for people."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     code: str = Field(min_length=1)
     detail: str = ""
