@@ -111,6 +111,7 @@ class ModelInfo(Record):
     kind: str
     model_id: str
     revision: str
+    licence: str = ""  # of the weights, as the adapter records it ("" when not known)
 
 
 class DatasetInfo(Record):

@@ -341,7 +341,8 @@ def _report(build: BuildDir, out: ResultsDir, adapter: ModelAdapter, evaluation:
     report_sha = sha256_file(build.report_path) if build.report_path.exists() else None
     file = ResultsFile.model_validate({
         "protocol_version": PROTOCOL_VERSION,
-        "model": {"name": adapter.name, "kind": adapter.kind, "model_id": adapter.model_id, "revision": evaluation.revision},
+        "model": {"name": adapter.name, "kind": adapter.kind, "model_id": adapter.model_id, "revision": evaluation.revision,
+                  "licence": adapter.licence},
         "dataset": {"build_dir": str(build.root), "build_report_sha256": report_sha},
         "normalizations": {n: NORMALIZATION_NOTES[n] for n in options.normalizations},
         "bootstrap": asdict(options.bootstrap) | {"unit": "item"},

@@ -62,6 +62,8 @@ class ModelAdapter(abc.ABC):
     speech_languages: frozenset[str] | None = None
     #: a family label shown in results (for example "cascade baseline")
     kind: str = "text LM"
+    #: the weights' licence, recorded with results and shown in the report ("" when not known)
+    licence: str = ""
 
     @property
     @abc.abstractmethod

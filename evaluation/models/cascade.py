@@ -54,6 +54,10 @@ class CascadeAdapter(ModelAdapter):
     def model_id(self) -> str:
         return f"{self.asr.model_id} -> {self.lm.model_id}"
 
+    @property
+    def licence(self) -> str:
+        return f"LM: {self.lm.licence}" if self.lm.licence else ""
+
     def _language(self, request: Request) -> str:
         language = request.language or self.language
         if language:

