@@ -56,8 +56,9 @@ def _run(page: Path, extra: list[str], options: BrowserOptions) -> str:
 
 
 def dump_dom(page: str | Path, options: BrowserOptions = BrowserOptions()) -> str:
-    """The page's DOM (serialized HTML) after its scripts ran."""
-    return _run(Path(page), ["--dump-dom"], options)
+    """The page's DOM (serialized HTML) after its scripts ran, laid out in a window of ``options.window``."""
+    width, height = options.window
+    return _run(Path(page), ["--dump-dom", f"--window-size={width},{height}"], options)
 
 
 def screenshot(page: str | Path, png: str | Path, options: BrowserOptions = BrowserOptions()) -> Path:

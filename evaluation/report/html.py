@@ -52,7 +52,11 @@ document.querySelectorAll('audio').forEach(function (a) {
   a.addEventListener('loadedmetadata', loaded); a.addEventListener('error', failed);
 });
 document.querySelectorAll('img.plot').forEach(function (i) {
-  function mark() { i.dataset.state = i.naturalWidth > 0 ? 'loaded' : 'error'; }
+  function mark() {
+    i.dataset.state = i.naturalWidth > 0 ? 'loaded' : 'error';
+    // shown width / drawn width: below 1 the browser shrank the figure, and its text with it
+    if (i.naturalWidth > 0) i.dataset.scale = (i.clientWidth / i.naturalWidth).toFixed(3);
+  }
   if (i.complete) mark(); else { i.addEventListener('load', mark); i.addEventListener('error', mark); }
 });
 """

@@ -13,6 +13,9 @@ from pathlib import Path
 
 DPI = 100
 BAR_GROUP_WIDTH = 0.8  # of the space between two x positions
+MAX_WIDTH_IN = 9.4  # the report's column is 952 px wide in a 1000 px window: a wider figure would be shrunk
+PANELS_PER_ROW = 3
+HEADROOM_POINTS = 6.0  # above the highest interval end, so its cap and the frame never meet
 
 
 def _pyplot():
@@ -24,9 +27,66 @@ def _pyplot():
     return plt
 
 
-def _png(figure) -> bytes:
+def _panels(n_panels: int, panel_width_in: float, height_in: float):
+    """A constrained-layout figure of ``n_panels`` panels, at most PANELS_PER_ROW a row, no wider than MAX_WIDTH_IN."""
+    columns = min(n_panels, PANELS_PER_ROW)
+    rows = -(-n_panels // columns)
+    width = min(MAX_WIDTH_IN, max(5.0, panel_width_in * columns))
+    figure, axes = _pyplot().subplots(rows, columns, figsize=(width, height_in * rows), squeeze=False,
+                                      layout="constrained")
+    flat = list(axes.flat)
+    for unused in flat[n_panels:]:
+        unused.set_visible(False)
+    return figure, flat[:n_panels]
+
+
+def _legend_below(figure, axes) -> None:
+    """One legend for the whole figure, under the panels (never over the data); each label once."""
+    entries: dict[str, object] = {}
+    for axis in axes:
+        for handle, label in zip(*axis.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    if entries:
+        figure.legend(list(entries.values()), list(entries), loc="outside lower center",
+                      ncols=min(len(entries), 4), fontsize="small", frameon=False)
+
+
+def _percent_top(highs: Sequence[float]) -> float:
+    """The upper end of a 0-based percent axis: the highest value or interval end (fractions) plus headroom."""
+    return min(100.0, max(highs, default=1.0) * 100) + HEADROOM_POINTS
+
+
+def layout_problems(figure) -> list[str]:
+    """What makes ``figure`` hard to read: a legend overlapping a panel, tick labels overlapping each other, data
+    (bars, points, interval ends) outside the panel's axis range. Empty when the figure is fine."""
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    panels = [axis for axis in figure.axes if axis.get_visible()]
+    legends = list(figure.legends) + [axis.get_legend() for axis in panels if axis.get_legend() is not None]
+    problems = []
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        for axis in panels:
+            if box.overlaps(axis.get_window_extent(renderer)):
+                problems.append(f"a legend overlaps the panel '{axis.get_title()}'")
+    for axis in panels:
+        for which, ticks in (("x", axis.get_xticklabels()), ("y", axis.get_yticklabels())):
+            boxes = [(label.get_text(), label.get_window_extent(renderer)) for label in ticks if label.get_text()]
+            for (first, a), (second, b) in zip(boxes, boxes[1:]):
+                if a.overlaps(b):
+                    problems.append(f"the panel '{axis.get_title()}': {which} tick labels '{first}' and '{second}' "
+                                    "overlap")
+        (x_low, x_high), (y_low, y_high) = sorted(axis.get_xlim()), sorted(axis.get_ylim())
+        data = axis.dataLim
+        if data.y0 < y_low - 1e-9 or data.y1 > y_high + 1e-9 or data.x0 < x_low - 1e-9 or data.x1 > x_high + 1e-9:
+            problems.append(f"the panel '{axis.get_title()}' cuts its data: data x {data.x0:.3g}..{data.x1:.3g}, "
+                            f"y {data.y0:.3g}..{data.y1:.3g}; axes x {x_low:.3g}..{x_high:.3g}, y {y_low:.3g}..{y_high:.3g}")
+    return problems
+
+
+def png(figure) -> bytes:
+    """The figure as PNG bytes (the figure is closed)."""
     buffer = io.BytesIO()
-    figure.tight_layout()
     figure.savefig(buffer, format="png", dpi=DPI)
     _pyplot().close(figure)
     return buffer.getvalue()
@@ -61,13 +121,12 @@ def _grouped(
     return where
 
 
-def accuracy_by_mode(accuracies, normalization: str = "token") -> bytes:
+def accuracy_figure(accuracies, normalization: str = "token"):
     """One panel per task: accuracy per mode (one bar per run) with its 95% interval; chance as a dashed line."""
-    plt = _pyplot()
     frame = accuracies[accuracies["normalization"] == normalization]
     tasks = list(dict.fromkeys(frame["task"]))
-    figure, axes = plt.subplots(1, len(tasks), figsize=(max(5, 4.2 * len(tasks)), 3.8), squeeze=False)
-    for axis, task in zip(axes[0], tasks):
+    figure, axes = _panels(len(tasks), 3.1, 3.4)
+    for axis, task in zip(axes, tasks):
         rows = frame[frame["task"] == task]
         rule = rows["rule"].iloc[0]  # the task's own rule comes first in results.json
         rows = rows[rows["rule"] == rule]
@@ -77,16 +136,20 @@ def accuracy_by_mode(accuracies, normalization: str = "token") -> bytes:
             series.setdefault(row.run, {})[row.mode] = (row.accuracy, row.ci_low, row.ci_high)
         _grouped(axis, modes, series)
         axis.axhline(rows["chance"].iloc[0] * 100, color="grey", linestyle="--", linewidth=1, label="chance")
-        axis.set_ylim(0, 100)
+        highs = [*rows["accuracy"], *rows["ci_high"].dropna(), rows["chance"].iloc[0]]
+        axis.set_ylim(0, _percent_top(highs))
         axis.set_title(f"{task}\n({rule})", fontsize="medium")
         axis.set_ylabel("accuracy % (95% CI)")
-        axis.legend(fontsize="small")
-    return _png(figure)
+    _legend_below(figure, axes)
+    return figure
 
 
-def degradation_by_task(gaps, normalization: str = "token") -> bytes:
-    """Degradation (reference - mode accuracy, points) per task and gap, one bar per run, with its interval and p."""
-    plt = _pyplot()
+def accuracy_by_mode(accuracies, normalization: str = "token") -> bytes:
+    return png(accuracy_figure(accuracies, normalization))
+
+
+def degradation_figure(gaps, normalization: str = "token"):
+    """Degradation (reference - mode accuracy, points) per task and gap, one point per run, with its interval and p."""
     frame = gaps[gaps["normalization"] == normalization]
     firsts = frame.groupby("task", sort=False)["rule"].first()  # each task's own rule
     frame = frame[frame.apply(lambda row: row["rule"] == firsts[row["task"]], axis=1)]
@@ -97,41 +160,51 @@ def degradation_by_task(gaps, normalization: str = "token") -> bytes:
         key = f"{row.task}\n{row.reference_mode} vs {row.mode}"
         series.setdefault(row.run, {})[key] = (row.degradation, row.ci_low, row.ci_high)
         notes.setdefault(row.run, {})[key] = row.p_value
-    figure, axis = plt.subplots(figsize=(max(5, 2.6 * len(categories)), 3.8))
+    figure, (axis,) = _panels(1, min(MAX_WIDTH_IN, 2.4 * len(categories)), 3.6)
     where = _grouped(axis, categories, series, points=True)
     for (run, category), x in where.items():
         axis.annotate(f"p={notes[run][category]:.2g}", (x, series[run][category][2] * 100), ha="center",
                       va="bottom", fontsize="x-small", xytext=(0, 3), textcoords="offset points")  # fmt: skip
     axis.axhline(0, color="black", linewidth=0.8)
-    low, high = axis.get_ylim()
-    axis.set_ylim(min(low, -5.0), max(high, 5.0))  # a gap of 0 with no spread still gets a readable scale
+    ends = [end * 100 for values in series.values() for triple in values.values() for end in triple if end is not None]
+    low, high = min(ends, default=0.0), max(ends, default=0.0)
+    pad = max(HEADROOM_POINTS, 0.12 * (high - low))  # room for the p labels above the highest interval
+    axis.set_ylim(min(low, 0.0) - pad, max(high, 0.0) + pad)  # 0 (no loss) is always on the scale
     axis.set_ylabel("degradation, points (95% CI)")
     axis.set_title("accuracy lost when the context is speech")
-    axis.legend(fontsize="small")
-    return _png(figure)
+    _legend_below(figure, [axis])
+    return figure
 
 
-def accuracy_by_voice(voices, normalization: str = "token") -> bytes | None:
+def degradation_by_task(gaps, normalization: str = "token") -> bytes:
+    return png(degradation_figure(gaps, normalization))
+
+
+def voice_figure(voices, normalization: str = "token"):
     """One panel per task: accuracy per voice, one bar per run and speech mode; None when no mode has voices."""
     frame = voices[voices["normalization"] == normalization]
     if frame.empty:
         return None
-    plt = _pyplot()
     tasks = list(dict.fromkeys(frame["task"]))
-    figure, axes = plt.subplots(1, len(tasks), figsize=(max(5, 4.2 * len(tasks)), 3.8), squeeze=False)
-    for axis, task in zip(axes[0], tasks):
+    figure, axes = _panels(len(tasks), 3.1, 3.4)
+    for axis, task in zip(axes, tasks):
         rows = frame[frame["task"] == task]
         rows = rows[rows["rule"] == rows["rule"].iloc[0]]
         series: dict[str, dict[str, tuple[float, float | None, float | None]]] = {}
         for row in rows.itertuples():
             series.setdefault(f"{row.run} {row.mode}", {})[row.voice] = (row.accuracy, None, None)
         _grouped(axis, list(dict.fromkeys(rows["voice"])), series)
-        axis.set_ylim(0, 100)
+        axis.set_ylim(0, _percent_top(list(rows["accuracy"])))
         axis.set_title(task, fontsize="medium")
         axis.set_ylabel("accuracy %")
         axis.tick_params(axis="x", labelrotation=15)
-        axis.legend(fontsize="small")
-    return _png(figure)
+    _legend_below(figure, axes)
+    return figure
+
+
+def accuracy_by_voice(voices, normalization: str = "token") -> bytes | None:
+    figure = voice_figure(voices, normalization)
+    return None if figure is None else png(figure)
 
 
 def trajectories(rows: Sequence[dict], normalization: str = "token") -> dict[str, bytes]:
@@ -143,19 +216,18 @@ def trajectories(rows: Sequence[dict], normalization: str = "token") -> dict[str
         return {path.stem: path.read_bytes() for path in paths}
 
 
-def error_rate_histograms(checks) -> bytes | None:
+def error_rate_figure(checks):
     """One panel per (language, voice): the error rate of every verified attempt, stacked by gate status."""
     frame = checks[checks["error_rate"].notna()]
     if frame.empty:
         return None
-    plt = _pyplot()
     from matplotlib.ticker import MaxNLocator
 
     groups = list(frame.groupby(["language", "voice", "metric"], sort=True))
-    figure, axes = plt.subplots(1, len(groups), figsize=(max(5, 4 * len(groups)), 3.4), squeeze=False)
+    figure, axes = _panels(len(groups), 3.1, 3.0)
     upper = max(0.5, float(frame["error_rate"].max()))
     bins = [upper * k / 20 for k in range(21)]
-    for axis, ((language, voice, metric), rows) in zip(axes[0], groups):
+    for axis, ((language, voice, metric), rows) in zip(axes, groups):
         statuses = [s for s in ("passed", "rejected") if s in set(rows["status"])]
         axis.hist([rows[rows["status"] == s]["error_rate"] for s in statuses], bins=bins, stacked=True,
                   label=statuses, color=[{"passed": "tab:green", "rejected": "tab:red"}[s] for s in statuses])  # fmt: skip
@@ -163,8 +235,13 @@ def error_rate_histograms(checks) -> bytes | None:
         axis.set_xlabel(f"{metric.upper()} (fraction)")
         axis.set_ylabel("clip attempts")
         axis.yaxis.set_major_locator(MaxNLocator(integer=True))
-        axis.legend(fontsize="small")
-    return _png(figure)
+    _legend_below(figure, axes)
+    return figure
+
+
+def error_rate_histograms(checks) -> bytes | None:
+    figure = error_rate_figure(checks)
+    return None if figure is None else png(figure)
 
 
 def drop_reasons(reasons: dict[str, dict[str, int]]) -> bytes | None:
@@ -176,11 +253,11 @@ def drop_reasons(reasons: dict[str, dict[str, int]]) -> bytes | None:
     from matplotlib.ticker import MaxNLocator
 
     height = max(2.0, 0.45 * sum(len(c) for c in kinds.values()) + 1.2 * len(kinds))
-    figure, axes = plt.subplots(len(kinds), 1, figsize=(8, height), squeeze=False)
+    figure, axes = plt.subplots(len(kinds), 1, figsize=(8, height), squeeze=False, layout="constrained")
     for axis, (kind, counts) in zip(axes[:, 0], kinds.items()):
         ordered = sorted(counts.items(), key=lambda pair: pair[1])
         axis.barh([name for name, _ in ordered], [n for _, n in ordered], color="tab:red")
         axis.set_title(kind, fontsize="medium")
         axis.set_xlabel("count")
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
-    return _png(figure)
+    return png(figure)

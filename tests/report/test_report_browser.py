@@ -29,9 +29,13 @@ def report(eval_dir, sweep_dir, build_dir, clip_store, tmp_path_factory):
 
 
 def test_report_renders_in_chromium(report, tmp_path):
-    dom = dump_dom(report)
+    dom = dump_dom(report, BrowserOptions(window=(1000, 1400)))
     assert re.search(r'<table id="summary-table">.*?<td>fixture-stories-en</td>', dom, re.S)
     assert _states(dom, "img") == ["loaded"] * 7  # accuracy, degradation, voices, 2 trajectories, error rates, drops
+    # every chart is shown at the size it was drawn (its text unshrunk) in a 1000 px window; legends and axis ranges
+    # are checked on the figures themselves (test_report_plots)
+    scales = dict(re.findall(r'<img\b[^>]*?data-plot="([\w-]+)"[^>]*?data-scale="([\d.]+)"', dom))
+    assert len(scales) == 7 and all(float(scale) == 1.0 for scale in scales.values()), scales
     assert _states(dom, "audio") == ["loaded"] * 4  # set by the page's script on loadedmetadata
     durations = [float(d) for d in re.findall(r'class="duration">([\d.]+) s<', dom)]
     assert len(durations) == 4 and all(0.5 < d < 10.0 for d in durations)  # the build's real clips
