@@ -23,11 +23,10 @@ from s2sbench.evaluation.models import ModelAdapter, get_adapter
 from s2sbench.evaluation.protocol import TEXT_TO_TEXT, EvalItem, build_requests, template_for
 from s2sbench.evaluation.scoring import ItemOutcome, Score, chance, outcomes, rules_for
 from s2sbench.evaluation.stats import Counts, bootstrap_accuracy, bootstrap_gap, mcnemar_exact
+from s2sbench.flows.demo import DEMO_TASKS
 from s2sbench.pipeline.records import Item
 from s2sbench.pipeline.sources import load_task_items, override_source
 from s2sbench.pipeline.tasks import TaskConfig, load_task
-
-DEMO_TASKS = ("demo-stories-en", "demo-stories-zh", "demo-scmmlu-zh")
 
 
 def real_tasks(data: Path, stories: int) -> list[tuple[TaskConfig, int | None, str]]:
@@ -72,6 +71,7 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
     parser.add_argument("--models", default="smollm2,gemma3-270m", help="adapter names, comma-separated")
     parser.add_argument("--stories", type=int, default=400, help="Story Cloze stories to score")
+    parser.add_argument("--tasks", help="only these tasks, comma-separated (default: all)")
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's)")
     args = parser.parse_args()
     if args.threads:
@@ -79,7 +79,8 @@ def main() -> int:
 
         torch.set_num_threads(args.threads)
     names = args.models.split(",")
-    tasks = real_tasks(args.data, args.stories)
+    tasks = [entry for entry in real_tasks(args.data, args.stories)
+             if not args.tasks or entry[0].name in args.tasks.split(",")]
     loaded = {task.name: load_task_items(task, limit) for task, limit, _ in tasks}
     by_model: dict[str, dict[str, list[ItemOutcome]]] = {}
     seconds: dict[str, float] = {}

@@ -66,6 +66,7 @@ class EvalOptions:
     revision: str | None = None  # default: the adapter's model_id
     step: int = 0  # written in the original summary line
     tasks: Mapping[str, TaskConfig] | None = None  # task configs by name; default: the task registry
+    select_tasks: tuple[str, ...] = ()  # evaluate only these tasks of the build (empty: all)
     results_file: str = RESULTS_FILE
 
 
@@ -227,6 +228,8 @@ class _Evaluation:
         pending: dict[str, list[tuple[_TaskRun, DatasetRow, str, list[str], str]]] = {}
         queued: set[str] = set()
         for row, where in zip(rows, where_of):
+            if self.options.select_tasks and row.task not in self.options.select_tasks:
+                continue
             first = self.rows_seen.setdefault((row.task, row.item_id, row.voice), where)
             if first != where:
                 raise DatasetError(f"{where}: item '{row.item_id}' with voice '{row.voice}' repeats {first}")
@@ -316,6 +319,9 @@ def evaluate(
                 progress.close()
         finally:
             cache.close()
+        missing = [name for name in options.select_tasks if name not in evaluation.tasks]
+        if missing:
+            raise DatasetError(f"{build.root}: no rows of the selected task(s) {', '.join(missing)}")
         return _report(build, out, adapter, evaluation, options)
 
 

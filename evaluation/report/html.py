@@ -93,8 +93,10 @@ def _runs_section(inputs: ReportInputs) -> str:
     for run in inputs.runs:
         model, dataset = run.results.model, run.results.dataset
         revision = "(the model id)" if model.revision == model.model_id else model.revision
-        rows.append([run.label, model.kind, model.model_id, revision, dataset.build_dir, run.source or ""])
-    return "<h2 id='runs'>Runs</h2>" + _table(["run", "kind", "model", "revision", "build", "results file"], rows)
+        rows.append([run.label, model.kind, model.model_id, revision, model.licence or "not recorded",
+                     dataset.build_dir, run.source or ""])
+    header = ["run", "kind", "model", "revision", "licence", "build", "results file"]
+    return "<h2 id='runs'>Runs</h2>" + _table(header, rows)
 
 
 def _results_sections(inputs: ReportInputs, normalization: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import tempfile
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +16,8 @@ DPI = 100
 BAR_GROUP_WIDTH = 0.8  # of the space between two x positions
 MAX_WIDTH_IN = 9.4  # the report's column is 952 px wide in a 1000 px window: a wider figure would be shrunk
 PANELS_PER_ROW = 3
+LEGEND_LABEL_CHARS = 60  # a legend label wraps past this many characters
+LEGEND_CHAR_PX, LEGEND_HANDLE_PX = 6, 48  # a character of a small legend label, and the handle with its gaps
 HEADROOM_POINTS = 6.0  # above the highest interval end, so its cap and the frame never meet
 
 
@@ -36,7 +39,7 @@ def _panels(n_panels: int, panel_width_in: float, height_in: float):
                                       layout="constrained")
     flat = list(axes.flat)
     for unused in flat[n_panels:]:
-        unused.set_visible(False)
+        unused.remove()
     return figure, flat[:n_panels]
 
 
@@ -46,9 +49,16 @@ def _legend_below(figure, axes) -> None:
     for axis in axes:
         for handle, label in zip(*axis.get_legend_handles_labels()):
             entries.setdefault(label, handle)
+    if "chance" in entries:  # the reference line after the runs
+        entries["chance"] = entries.pop("chance")
     if entries:
-        figure.legend(list(entries.values()), list(entries), loc="outside lower center",
-                      ncols=min(len(entries), 4), fontsize="small", frameon=False)
+        # long run labels (a cascade's "ASR -> LM" revision) wrap instead of running off the figure
+        labels = [textwrap.fill(label, LEGEND_LABEL_CHARS) for label in entries]
+        widest = max(len(line) for label in labels for line in label.splitlines())
+        fits = int(figure.get_size_inches()[0] * DPI // (widest * LEGEND_CHAR_PX + LEGEND_HANDLE_PX))
+        columns = max(1, min(len(labels), 4, fits))
+        figure.legend(list(entries.values()), labels, loc="outside lower center", ncols=columns, fontsize="small",
+                      frameon=False)
 
 
 def _percent_top(highs: Sequence[float]) -> float:
@@ -57,15 +67,19 @@ def _percent_top(highs: Sequence[float]) -> float:
 
 
 def layout_problems(figure) -> list[str]:
-    """What makes ``figure`` hard to read: a legend overlapping a panel, tick labels overlapping each other, data
+    """What makes ``figure`` hard to read: a legend overlapping a panel or running off the figure, tick labels
+    overlapping each other, data
     (bars, points, interval ends) outside the panel's axis range. Empty when the figure is fine."""
     figure.canvas.draw()
     renderer = figure.canvas.get_renderer()
     panels = [axis for axis in figure.axes if axis.get_visible()]
     legends = list(figure.legends) + [axis.get_legend() for axis in panels if axis.get_legend() is not None]
     problems = []
+    page = figure.bbox
     for legend in legends:
         box = legend.get_window_extent(renderer)
+        if box.x0 < page.x0 - 1 or box.x1 > page.x1 + 1 or box.y0 < page.y0 - 1 or box.y1 > page.y1 + 1:
+            problems.append("a legend runs off the figure")
         for axis in panels:
             if box.overlaps(axis.get_window_extent(renderer)):
                 problems.append(f"a legend overlaps the panel '{axis.get_title()}'")

@@ -321,8 +321,10 @@ def results_markdown(results: object, normalization: str = "token") -> str:
     runs = as_runs(results)
     lines = ["## s2sbench results", ""]
     for run in runs:
-        model_id, revision = run.results.model.model_id, run.results.model.revision
-        lines.append(f"- **{run.label}**: `{model_id}`" + (f" revision `{revision}`" if revision != model_id else ""))
+        model = run.results.model
+        licence = f"; licence: {model.licence}" if model.licence else ""
+        lines.append(f"- **{run.label}**: `{model.model_id}`"
+                     + (f" revision `{model.revision}`" if model.revision != model.model_id else "") + licence)
     header, rows = summary_rows(runs, normalization)
     lines += ["", f"Accuracy in % ({normalization}-normalized scores); degradation in points.", ""]
     lines += markdown_table(header, rows)

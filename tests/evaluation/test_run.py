@@ -120,6 +120,16 @@ def test_unsupported_modes_are_recorded_with_the_adapters_reason(build_dir, tmp_
     assert set(results.data["tasks"]["demo-stories-en"]["modes"]) == {"T->T"}
 
 
+def test_selected_tasks_only_and_a_missing_one_is_named(build_dir, tmp_path, options):
+    adapter = ToyAdapter()
+    results = evaluate(build_dir, adapter, ("T->T", "S->T"), tmp_path, replace(options, select_tasks=("mc-zh",)))
+    assert set(results.data["tasks"]) == {"mc-zh"} and results.n_scored == 16 + 16
+    assert {request.language for request in adapter.requests} == {"zh"}
+    assert results.data["model"]["licence"] == ""
+    with pytest.raises(DatasetError, match=r"no rows of the selected task\(s\) no-such-task"):
+        evaluate(build_dir, adapter, ("T->T",), tmp_path / "b", replace(options, select_tasks=("mc-zh", "no-such-task")))
+
+
 def test_changed_revision_or_template_rescored(build_dir, tmp_path, options, eval_tasks):
     evaluate(build_dir, ToyAdapter(), ("T->T",), tmp_path, options)
     other_revision = evaluate(build_dir, ToyAdapter(), ("T->T",), tmp_path, replace(options, revision="retrained"))

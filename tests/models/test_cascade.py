@@ -9,7 +9,8 @@ from s2sbench.evaluation.models import AdapterError, Request, get_adapter
 @pytest.fixture(scope="module")
 def cascade(tiny_gpt2_dir):
     return get_adapter("cascade", asr_engine="faster-whisper", asr_model="tiny.en",
-                       asr_options={"device": "cpu", "compute_type": "int8"}, lm="hf-causal", model=str(tiny_gpt2_dir))
+                       asr_options={"device": "cpu", "compute_type": "int8"}, lm="hf-causal", model=str(tiny_gpt2_dir),
+                       licence="Apache-2.0")
 
 
 def test_cascade_scores_the_transcript_like_a_text_request(cascade, spoken_contexts):
@@ -41,6 +42,7 @@ def test_cascade_scores_the_transcript_like_a_text_request(cascade, spoken_conte
 
 def test_cascade_declares_the_asr_languages(cascade, spoken_contexts):
     assert cascade.kind == "cascade baseline"
+    assert cascade.licence == "LM: Apache-2.0"  # recorded with its results
     assert cascade.speech_languages == frozenset({"en"})
     assert cascade.supports("S->T", "zh")[0] is False
     assert cascade.supports("S->T", "en")[0] is True

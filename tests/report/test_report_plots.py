@@ -78,3 +78,14 @@ def test_the_check_finds_a_legend_over_the_bars_and_cut_data():
     plt.close(figure)
     assert any("legend overlaps the panel 'bad'" in p for p in problems)
     assert any("cuts its data" in p for p in problems)
+
+
+def test_long_run_labels_wrap_inside_the_figure():
+    label = "cascade (faster-whisper:tiny.en (offline package):int8 -> HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF))"
+    rows = [{"run": f"{label} #{n}", "task": task, "mode": mode, "normalization": "token", "rule": "pairwise_strict",
+             "accuracy": 0.6, "ci_low": 0.4, "ci_high": 0.8, "chance": 0.5}
+            for n in (1, 2) for task in ("a", "b", "c", "d") for mode in ("T->T", "S->T")]  # fmt: skip
+    figure = plots.accuracy_figure(pd.DataFrame(rows))
+    assert plots.layout_problems(figure) == []
+    assert len(figure.axes) == 4 and figure.get_size_inches()[0] * plots.DPI <= COLUMN_PX  # two rows of panels
+    plots._pyplot().close(figure)
