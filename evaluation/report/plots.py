@@ -106,9 +106,14 @@ def png(figure) -> bytes:
     return buffer.getvalue()
 
 
+def _colors(names) -> dict[str, str]:
+    """One colour per series name, the same in every panel of a figure (and for a run, in every figure)."""
+    return {name: f"C{index % 10}" for index, name in enumerate(dict.fromkeys(names))}
+
+
 def _grouped(
     axis, categories: Sequence[str], series: dict[str, dict[str, tuple[float, float | None, float | None]]],
-    points: bool = False,
+    colors: dict[str, str], points: bool = False,
 ) -> dict[tuple[str, str], float]:  # fmt: skip
     """Per category, one bar (or one point: a value near 0 stays visible) per series, with asymmetric error bars
     where (value, low, high) has an interval; fractions in, percent drawn. Returns each (series, category)'s x."""
@@ -126,9 +131,9 @@ def _grouped(
                 above.append(0.0 if high is None else max(0.0, (high - value) * 100))
         errors = [below, above] if any(below) or any(above) else None
         if points:
-            axis.errorbar(xs, heights, yerr=errors, fmt="o", markersize=7, capsize=4, label=name)
+            axis.errorbar(xs, heights, yerr=errors, fmt="o", markersize=7, capsize=4, label=name, color=colors[name])
         else:
-            axis.bar(xs, heights, width, yerr=errors, capsize=3, label=name)
+            axis.bar(xs, heights, width, yerr=errors, capsize=3, label=name, color=colors[name])
     axis.set_xticks(range(len(categories)), categories)
     if points:
         axis.set_xlim(-0.5, len(categories) - 0.5)
@@ -139,6 +144,7 @@ def accuracy_figure(accuracies, normalization: str = "token"):
     """One panel per task: accuracy per mode (one bar per run) with its 95% interval; chance as a dashed line."""
     frame = accuracies[accuracies["normalization"] == normalization]
     tasks = list(dict.fromkeys(frame["task"]))
+    colors = _colors(frame["run"])
     figure, axes = _panels(len(tasks), 3.1, 3.4)
     for axis, task in zip(axes, tasks):
         rows = frame[frame["task"] == task]
@@ -148,7 +154,7 @@ def accuracy_figure(accuracies, normalization: str = "token"):
         series: dict[str, dict[str, tuple[float, float | None, float | None]]] = {}
         for row in rows.itertuples():
             series.setdefault(row.run, {})[row.mode] = (row.accuracy, row.ci_low, row.ci_high)
-        _grouped(axis, modes, series)
+        _grouped(axis, modes, series, colors)
         axis.axhline(rows["chance"].iloc[0] * 100, color="grey", linestyle="--", linewidth=1, label="chance")
         highs = [*rows["accuracy"], *rows["ci_high"].dropna(), rows["chance"].iloc[0]]
         axis.set_ylim(0, _percent_top(highs))
@@ -175,7 +181,7 @@ def degradation_figure(gaps, normalization: str = "token"):
         series.setdefault(row.run, {})[key] = (row.degradation, row.ci_low, row.ci_high)
         notes.setdefault(row.run, {})[key] = row.p_value
     figure, (axis,) = _panels(1, min(MAX_WIDTH_IN, 2.4 * len(categories)), 3.6)
-    where = _grouped(axis, categories, series, points=True)
+    where = _grouped(axis, categories, series, _colors(frame["run"]), points=True)
     for (run, category), x in where.items():
         axis.annotate(f"p={notes[run][category]:.2g}", (x, series[run][category][2] * 100), ha="center",
                       va="bottom", fontsize="x-small", xytext=(0, 3), textcoords="offset points")  # fmt: skip
@@ -200,6 +206,7 @@ def voice_figure(voices, normalization: str = "token"):
     if frame.empty:
         return None
     tasks = list(dict.fromkeys(frame["task"]))
+    colors = _colors(f"{row.run} {row.mode}" for row in frame.itertuples())
     figure, axes = _panels(len(tasks), 3.1, 3.4)
     for axis, task in zip(axes, tasks):
         rows = frame[frame["task"] == task]
@@ -207,7 +214,7 @@ def voice_figure(voices, normalization: str = "token"):
         series: dict[str, dict[str, tuple[float, float | None, float | None]]] = {}
         for row in rows.itertuples():
             series.setdefault(f"{row.run} {row.mode}", {})[row.voice] = (row.accuracy, None, None)
-        _grouped(axis, list(dict.fromkeys(rows["voice"])), series)
+        _grouped(axis, list(dict.fromkeys(rows["voice"])), series, colors)
         axis.set_ylim(0, _percent_top(list(rows["accuracy"])))
         axis.set_title(task, fontsize="medium")
         axis.set_ylabel("accuracy %")

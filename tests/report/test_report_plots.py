@@ -89,3 +89,13 @@ def test_long_run_labels_wrap_inside_the_figure():
     assert plots.layout_problems(figure) == []
     assert len(figure.axes) == 4 and figure.get_size_inches()[0] * plots.DPI <= COLUMN_PX  # two rows of panels
     plots._pyplot().close(figure)
+
+
+def test_a_run_keeps_its_colour_across_panels():
+    rows = [{"run": run, "task": task, "mode": "T->T", "normalization": "token", "rule": "pairwise_strict",
+             "accuracy": 0.6, "ci_low": 0.4, "ci_high": 0.8, "chance": 0.5}
+            for run, task in (("en-run", "stories-en"), ("zh-run", "stories-zh"), ("zh-run", "choices-zh"))]
+    figure = plots.accuracy_figure(pd.DataFrame(rows))
+    bar_colours = [tuple(axis.patches[0].get_facecolor()) for axis in figure.axes]
+    plots._pyplot().close(figure)
+    assert bar_colours[1] == bar_colours[2] != bar_colours[0]  # each panel has one bar; the zh run's match
