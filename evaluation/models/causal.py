@@ -65,7 +65,8 @@ def encode_text_pair(tokenizer: Any, context: str, continuation: str) -> tuple[l
     """Token ids of (context, continuation) exactly as lm-evaluation-harness's ``loglikelihood`` makes them.
 
     The context's trailing spaces move to the continuation; the continuation's ids are those of
-    ``context + continuation`` after the context's ids; an empty context becomes BOS (else EOS).
+    ``context + continuation`` after the context's ids; an empty context becomes BOS (else EOS). Where a token of
+    ``context + continuation`` spans the boundary, the continuation is tokenized on its own instead.
     """
     if context == "":
         prefix_token = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
@@ -85,7 +86,13 @@ def encode_text_pair(tokenizer: Any, context: str, continuation: str) -> tuple[l
         return tokenizer.encode(text)
 
     context_ids = encode(context)
-    return context_ids, encode(context + continuation)[len(context_ids):]
+    whole = encode(context + continuation)
+    if whole[: len(context_ids)] == context_ids:
+        return context_ids, whole[len(context_ids):]
+    # A token spans the boundary (Chinese joins context and continuation with nothing between: Gemma's '是中国' is one
+    # token). lm-eval's split would score part of the context or lose part of the continuation, or nothing at all;
+    # the continuation's own tokens after the context's score exactly the continuation's text.
+    return context_ids, tokenizer.encode(continuation, add_special_tokens=False)
 
 
 def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:

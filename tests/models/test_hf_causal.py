@@ -32,6 +32,24 @@ def test_text_scores_equal_lm_eval_loglikelihood(tiny_gpt2_dir):
         assert mine.sum_logprob == pytest.approx(logprob, abs=1e-4)
 
 
+def test_a_token_across_the_boundary_scores_the_whole_continuation(tiny_gpt2_dir):
+    """The tiny BPE has the token ' roommate': after the context 'her room', lm-eval's split of the joined ids would
+    score nothing (it loses 'mate'); the continuation is tokenized on its own instead, and scored."""
+    from transformers import AutoTokenizer
+
+    from s2sbench.evaluation.models.causal import encode_text_pair
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2_dir)
+    context, continuation = "She disliked her room", "mate"
+    context_ids, joined = tokenizer.encode(context), tokenizer.encode(context + continuation)
+    assert joined[: len(context_ids)] != context_ids  # the merge this test is about
+    prefix, scored = encode_text_pair(tokenizer, context, continuation)
+    assert prefix == context_ids and tokenizer.decode(scored) == continuation
+    [result] = get_adapter("hf-causal", model=str(tiny_gpt2_dir)).loglikelihood(
+        [Request(context=context, continuation=continuation, group="g")])
+    assert result.n_tokens == len(scored) > 0
+
+
 @pytest.mark.parametrize("batch_size", [2, 32])  # 2: an item per pass; 32: every item packed into one pass
 def test_shared_prefix_path_equals_plain_path(tiny_gpt2_dir, batch_size):
     shared = get_adapter("hf-causal", model=str(tiny_gpt2_dir), batch_size=batch_size).loglikelihood(requests())

@@ -60,3 +60,11 @@ def test_a_missing_package_says_how_to_install_it(tmp_path, monkeypatch):
     with pytest.raises(OfflineModelMissing, match=r"no-such.gguf is missing from the installed 's2sbench' package"):
         local_dir(packaged)
     assert list(tmp_path.iterdir()) == []  # the scratch folders are gone, nothing half-converted is left
+
+
+def test_a_chinese_answer_merged_into_the_stem_is_scored_whole(gemma):
+    """Gemma's vocabulary has '是中国' as one token: the sCMMLU statement '…国家是' + '中国' scores all of '中国'."""
+    from s2sbench.evaluation.models.causal import encode_text_pair
+
+    _, scored = encode_text_pair(gemma.tokenizer, "世界上产玉米最多的国家是", "中国")
+    assert gemma.tokenizer.decode(scored) == "中国"
