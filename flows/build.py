@@ -13,6 +13,7 @@ from s2sbench.pipeline.assemble import assemble_build
 from s2sbench.pipeline.build import DEFAULT_SHARD_SIZE, build_session, prepare_items, shard_items, speak_shard
 from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.tasks import TaskConfig, load_task
+from s2sbench.pipeline.verify import gate_warning
 
 
 @task(name="load-items")
@@ -57,6 +58,10 @@ def build_flow(
     logger = get_run_logger()
     store = Path(store_root) if store_root else None
     configs = [load_task(name) for name in tasks]
+    for config in configs:
+        warning = gate_warning(config)
+        if warning:
+            logger.warning(warning)
     synthesized = remade = 0
     with build_session(Path(out_dir), configs, limit, shard_size, seed, rebuild) as build:
         for config in configs:

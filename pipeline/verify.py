@@ -2,7 +2,8 @@
 
 - Normalization: English through Whisper's English normalizer (numbers, spelling variants, contractions); Chinese,
   Japanese (and other languages written without spaces) by removing punctuation and spaces, after converting
-  traditional to simplified characters for Chinese; every other language through Whisper's basic normalizer.
+  traditional to simplified characters (OpenCC) and writing Latin letters as their Chinese names for Chinese; every
+  other language through Whisper's basic normalizer.
 - Scoring: CER for languages written without spaces, WER elsewhere, both through jiwer, keeping the substitutions,
   deletions and insertions.
 - Gate: the error-rate threshold, the speech rate over the voiced span, the longest internal silence, and two
@@ -28,7 +29,8 @@ import numpy as np
 from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
 from s2sbench.pipeline.normalize import chinese_for_cer
 from s2sbench.pipeline.records import Clip, ClipCheck, Item, Reason
-from s2sbench.pipeline.tasks import GateConfig, SpeechRate
+from s2sbench.pipeline.tasks import GateConfig, SpeechRate, TaskConfig
+from s2sbench.pipeline.zh_script import spell_latin
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +85,8 @@ def normalize(text: str, language: str) -> str:
         text = unicodedata.normalize("NFKC", text).lower()
         if code in TRADITIONAL_TO_SIMPLIFIED:
             text = _to_simplified()(text)
+        if code == "zh":  # a letter read as its Chinese name and written as the letter (西 / C) is the same letter
+            text = spell_latin(text, any_case=True)
         return re.sub(r"\s+", "", _strip_punctuation(text))
     normalizer = _english_normalizer() if code == "en" else _basic_normalizer()
     return " ".join(normalizer(text).split())
@@ -217,6 +221,25 @@ def transcript_reasons(score: ErrorRate, gate: GateConfig) -> list[str]:
 # --- the gate ------------------------------------------------------------------------------------------------------
 
 
+def unverified_reason(asr: ASREngine | None, language: str) -> str:
+    """Why clips of ``language`` checked with ``asr`` can only be ``unverified``, or "" when the model hears them."""
+    if asr is None:
+        return "unverified: no ASR model configured; signal checks only"
+    if not asr.supports(base_language(language)):
+        known = ", ".join(sorted(asr.languages() or []))
+        return f"unverified: ASR model {asr.model_id} cannot transcribe '{language}' (it knows: {known}); signal checks only"
+    return ""
+
+
+def gate_warning(task: TaskConfig) -> str:
+    """Said before a build starts: why ``task``'s clips would be kept ``unverified`` (loads its gate's ASR), or ""."""
+    from s2sbench.pipeline.asr import get_asr
+
+    asr = get_asr(task.gate.asr.engine, task.gate.asr.model, **task.gate.asr.options)
+    reason = unverified_reason(asr, task.language)
+    return f"task {task.name} (language {task.language}): every clip will be {reason}" if reason else ""
+
+
 class Verifier:
     """Checks clips of one language against one gate; ``asr`` None (or a model without the language) checks only
     the signal and marks passing clips ``unverified``."""
@@ -229,16 +252,7 @@ class Verifier:
         self.metric = "cer" if metric_for(language) == "cer" else gate.metric
         if self.metric != gate.metric:
             log.warning("gate metric %s ignored for language %s: scored by CER", gate.metric, language)
-        if asr is None:
-            self.unverified_reason = "unverified: no ASR model configured; signal checks only"
-        elif not asr.supports(base_language(language)):
-            known = ", ".join(sorted(asr.languages() or []))
-            self.unverified_reason = (
-                f"unverified: ASR model {asr.model_id} cannot transcribe '{language}' (it knows: {known}); "
-                "signal checks only"
-            )
-        else:
-            self.unverified_reason = ""
+        self.unverified_reason = unverified_reason(asr, language)
         if self.unverified_reason:
             log.warning("%s", self.unverified_reason)
 

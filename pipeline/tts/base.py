@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,6 +32,8 @@ class Voice(BaseModel):
     options: dict = Field(default_factory=dict)
     licence: str = "unknown"
     description: str = ""
+    # "low": listeners (and Whisper) understand it poorly; kept only as an explicitly named voice, flagged in the card
+    intelligibility: Literal["normal", "low"] = "normal"
 
 
 @dataclass(frozen=True)

