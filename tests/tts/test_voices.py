@@ -48,5 +48,5 @@ def test_relative_files_resolve_beside_the_voice_file_and_env_adds_files(tmp_pat
 
 def test_engine_registry_is_lazy_and_names_known_engines():
     assert get_engine("espeak-ng") is get_engine("espeak-ng")
-    with pytest.raises(ValueError, match=r"unknown TTS engine 'festival' \(known: coqui, espeak-ng, piper\)"):
+    with pytest.raises(ValueError, match=r"unknown TTS engine 'festival' \(known: coqui, espeak-ng, kokoro, piper\)"):
         get_engine("festival")
