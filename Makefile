@@ -27,6 +27,7 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	$(BIN)/pip install -q --no-deps -r requirements-nodeps.txt
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	$(BIN)/python -m s2sbench.pipeline.asr.offline base
+	$(BIN)/python -m s2sbench.pipeline.tts.kokoro
 	touch $(STAMP)
 
 demo: setup

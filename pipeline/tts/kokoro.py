@@ -190,3 +190,7 @@ class KokoroEngine(TTSEngine):
         except (ValueError, RuntimeError, *onnxruntime_errors()) as error:  # no phonemes, a bad speed or language
             raise SynthesisError(f"kokoro failed on voice '{voice.id}': {error}") from error
         return Waveform(samples=np.asarray(samples, dtype=np.float32).reshape(-1), sample_rate_hz=int(rate))
+
+
+if __name__ == "__main__":  # `make setup` joins the model once, so the first build does not
+    print(f"Kokoro-82M: {joined_model(_package_files().model_sha256)}")
