@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from s2sbench.pipeline.records import BuildRow, ClipCheck
+from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.sources import override_source
 from s2sbench.pipeline.sources.xstorycloze import release_file_name
 from s2sbench.pipeline.tasks import TASKS_DIR, TaskConfig, load_task
@@ -88,24 +88,23 @@ def with_fixture_sources(task: TaskConfig, folder: Path) -> TaskConfig:
     return task
 
 
-def build_tasks(tasks: list[TaskConfig], out: Path) -> tuple[dict, dict[str, str]]:
-    """The build stages as the build flow runs them, without the orchestration: items, one shard, assembly.
-
-    A task that fails to build is reported by name with its error, and the others are still built and assembled.
-    """
+def build_tasks(tasks: list[TaskConfig], out: Path) -> tuple[BuildReport, dict[str, str]]:
+    """The build stages as ``run_build`` runs them (items, one shard per task, assembly), except that a task that
+    fails is reported by name with its error while the others are still built and assembled."""
     from s2sbench.pipeline.assemble import assemble_build
-    from s2sbench.pipeline.build import prepare_items, speak_shard
+    from s2sbench.pipeline.build import build_session, prepare_items, speak_shard
 
     failed: dict[str, str] = {}
-    for task in tasks:
-        started = time.perf_counter()
-        try:
-            speak_shard(task, prepare_items(task, out, limit=ITEMS_PER_TASK), 0, out)
-        except Exception as error:  # noqa: BLE001 - any failure of a shipped task is the finding
-            failed[task.name] = f"{type(error).__name__}: {str(error)[:300]}"
-        print(f"{task.name}: {time.perf_counter() - started:.1f} s")
-    built = [task for task in tasks if task.name not in failed]
-    return assemble_build(out, built, shard_size=ITEMS_PER_TASK), failed
+    with build_session(out, tasks, ITEMS_PER_TASK, ITEMS_PER_TASK, seed=0) as build:
+        for task in tasks:
+            started = time.perf_counter()
+            try:
+                speak_shard(task, prepare_items(task, build, ITEMS_PER_TASK), 0, build)
+            except Exception as error:  # noqa: BLE001 - any failure of a shipped task is the finding
+                failed[task.name] = f"{type(error).__name__}: {str(error)[:300]}"
+            print(f"{task.name}: {time.perf_counter() - started:.1f} s")
+        built = [task for task in tasks if task.name not in failed]
+        return assemble_build(build, built, ITEMS_PER_TASK), failed
 
 
 @pytest.fixture(scope="module")
@@ -128,10 +127,10 @@ def test_every_shipped_task_builds_with_each_of_its_voices(shipped_build):
     assert {task.name for task in tasks} == {path.stem for path in TASKS_DIR.glob("*.yaml")}
     assert not failed, "shipped tasks that do not build:\n" + "\n".join(f"{k}: {v}" for k, v in failed.items())
     for task in tasks:
-        entry = report["tasks"][task.name]
-        assert entry["items_in"] == ITEMS_PER_TASK, f"{task.name}: {entry['items']}"
-        assert entry["kept"] == ITEMS_PER_TASK * len(task.voices), f"{task.name}: dropped {entry['drop_reasons']}"
-        assert entry["clips_unverified"] == 0, f"{task.name}: clips left unverified"
+        entry = report.tasks[task.name]
+        assert entry.items_in == ITEMS_PER_TASK, f"{task.name}: {entry.items}"
+        assert entry.kept == ITEMS_PER_TASK * len(task.voices), f"{task.name}: dropped {entry.drop_reasons}"
+        assert entry.clips_unverified == 0, f"{task.name}: clips left unverified"
 
 
 def test_each_language_has_more_than_one_real_voice():
@@ -147,11 +146,11 @@ def test_each_language_has_more_than_one_real_voice():
 
 
 def test_every_clip_was_checked_by_its_tasks_gate(shipped_build):
-    from s2sbench.pipeline.manifest import read_records
+    from s2sbench.pipeline.builddir import BuildDir
 
     tasks, out, _, _ = shipped_build
-    rows = read_records(out / "manifest.jsonl", BuildRow)
-    checks = read_records(out / "verification.jsonl", ClipCheck)
+    build = BuildDir.of(out)
+    rows, checks = build.read_manifest(), build.read_verification()
     by_task = {task.name: task for task in tasks}
     for row in rows:
         task = by_task[row.item.task]
