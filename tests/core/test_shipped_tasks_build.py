@@ -1,0 +1,162 @@
+"""Every shipped task file builds: one item of each, with the task's own voices and gate, through the build stages.
+
+"A new language is one YAML file" holds only while every file in ``data/tasks`` still builds. Shipped sources (the
+demo files) are used as they are; licensed ones (Story Cloze CSVs, XStoryCloze TSVs, CMMLU) are not in the repo, so
+one tiny file in each source's real format is written and the task's source pointed at it. A task whose loader or
+language has no fixture text here fails with what to add: the test is generic over the folder.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from s2sbench.pipeline.build_report import BuildReport
+from s2sbench.pipeline.sources import override_source
+from s2sbench.pipeline.sources.xstorycloze import release_file_name
+from s2sbench.pipeline.tasks import TASKS_DIR, TaskConfig, load_task
+from tests.sources.source_fixtures import SPRING_HEADER, write_csv
+
+# Short stories per language in the Story Cloze columns (four sentences, two endings, the right one's number), with
+# ids fixture-story-1, -2, ...; the first English and Chinese ones are the first demo stories, so their clips are
+# shared with the demo tasks' build. Two English stories: tStoryCloze draws its wrong ending from another story.
+STORIES = {
+    "en": [
+        ["Maya planted tomato seeds in small pots by the window.", "She watered them every morning before school.",
+         "After two weeks, tiny green shoots appeared.", "By spring the plants were too big for the pots.",
+         "She moved them into the garden behind the house.", "She threw the pots at the neighbor's cat for fun.", "1"],
+        ["Owen wanted to learn to play the guitar.", "He bought a used one from a shop downtown.",
+         "Every evening he practiced the same three chords.", "His fingers hurt, but he kept going.",
+         "A month later he sold his car to buy a hat.", "A month later he could play his favorite song.", "2"],
+    ],
+    "es": [
+        ["Óscar quería aprender a tocar la guitarra.", "Compró una guitarra usada en una tienda.",
+         "Cada tarde practicaba tres acordes.", "Le dolían los dedos, pero no se rindió.",
+         "Un mes después vendió su coche para comprar un sombrero.", "Un mes después ya tocaba su canción favorita.",
+         "2"],
+    ],
+    "zh": [
+        ["小明早上起床发现外面下着大雨。", "他找遍了家里也没找到雨伞。", "上学的时间快到了。", "妈妈从柜子里拿出一件雨衣。",
+         "小明穿上雨衣，高高兴兴地去上学了。", "小明穿上雨衣，跳进游泳池里洗了个澡。", "1"],
+    ],
+}
+# CMMLU's subject CSV layout; a question the rule rewriter takes (a blank), as in the demo.
+CMMLU_HEADER = ["", "Question", "A", "B", "C", "D", "Answer"]
+CMMLU_ROWS = [["0", "中秋节人们通常会吃（）。", "粽子", "月饼", "汤圆", "饺子", "B"]]
+ITEMS_PER_TASK = 1
+
+
+def _story_rows(language: str) -> list[list[str]]:
+    assert language in STORIES, f"no fixture story in language '{language}': add one to STORIES in {__file__}"
+    return [[f"fixture-story-{n}", *story] for n, story in enumerate(STORIES[language], start=1)]
+
+
+def storycloze_fixture(task: TaskConfig, folder: Path) -> Path:
+    # Story Cloze itself is English, whatever the task's language (zh-sStoryCloze translates it)
+    return write_csv(folder / "storycloze" / "stories.csv", SPRING_HEADER, _story_rows("en"))
+
+
+def xstorycloze_fixture(task: TaskConfig, folder: Path, language: str | None = None) -> Path:
+    language = language or task.source.options.get("language", task.language)
+    release = folder / f"xstorycloze-{language}"
+    file = release / release_file_name(language, task.source.split or "eval")
+    write_csv(file, SPRING_HEADER, _story_rows(language), delimiter="\t")
+    return release
+
+
+def cmmlu_fixture(task: TaskConfig, folder: Path) -> Path:
+    data = folder / "cmmlu"
+    write_csv(data / (task.source.split or "test") / "culture.csv", CMMLU_HEADER, CMMLU_ROWS)
+    return data
+
+
+FIXTURES = {"storycloze": storycloze_fixture, "xstorycloze": xstorycloze_fixture, "cmmlu": cmmlu_fixture}
+
+
+def with_fixture_sources(task: TaskConfig, folder: Path) -> TaskConfig:
+    """``task`` reading a fixture in its source's format wherever the source is not shipped with s2sbench."""
+    if task.source.path and task.resolve(task.source.path).exists():
+        return task
+    assert task.source.loader in FIXTURES, (
+        f"{task.path}: no fixture writer for loader '{task.source.loader}': add one to FIXTURES in {__file__}")
+    task = override_source(task, path=str(FIXTURES[task.source.loader](task, folder / task.name)))
+    if task.candidates.construction == "translate":  # the professional translation, so no LLM is needed
+        options = {**task.candidates.options, "xstorycloze_zh": str(xstorycloze_fixture(task, folder / task.name, "zh"))}
+        task = task.model_copy(update={"candidates": task.candidates.model_copy(update={"options": options})})
+    return task
+
+
+def build_tasks(tasks: list[TaskConfig], out: Path) -> tuple[BuildReport, dict[str, str]]:
+    """The build stages as ``run_build`` runs them (items, one shard per task, assembly), except that a task that
+    fails is reported by name with its error while the others are still built and assembled."""
+    from s2sbench.pipeline.assemble import assemble_build
+    from s2sbench.pipeline.build import build_session, prepare_items, speak_shard
+
+    failed: dict[str, str] = {}
+    with build_session(out, tasks, ITEMS_PER_TASK, ITEMS_PER_TASK, seed=0) as build:
+        for task in tasks:
+            started = time.perf_counter()
+            try:
+                speak_shard(task, prepare_items(task, build, ITEMS_PER_TASK), 0, build)
+            except Exception as error:  # noqa: BLE001 - any failure of a shipped task is the finding
+                failed[task.name] = f"{type(error).__name__}: {str(error)[:300]}"
+            print(f"{task.name}: {time.perf_counter() - started:.1f} s")
+        built = [task for task in tasks if task.name not in failed]
+        return assemble_build(build, built, ITEMS_PER_TASK), failed
+
+
+@pytest.fixture(scope="module")
+def shipped_build(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("shipped-tasks")
+    tasks = [with_fixture_sources(load_task(path), folder / "sources") for path in sorted(TASKS_DIR.glob("*.yaml"))]
+    with pytest.MonkeyPatch.context() as patch:
+        # sCMMLU lists the LLM rewriter after the rules: it must be configured to load the task, but the fixture
+        # question is one the rules take, so nothing is sent (an unreachable address would fail the test loudly)
+        patch.setenv("S2SBENCH_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+        patch.setenv("S2SBENCH_LLM_MODEL", "not-used")
+        started = time.perf_counter()
+        report, failed = build_tasks(tasks, folder / "build")
+    print(f"\nbuilt {len(tasks)} shipped tasks in {time.perf_counter() - started:.1f} s")
+    return tasks, folder / "build", report, failed
+
+
+def test_every_shipped_task_builds_with_each_of_its_voices(shipped_build):
+    tasks, _, report, failed = shipped_build
+    assert {task.name for task in tasks} == {path.stem for path in TASKS_DIR.glob("*.yaml")}
+    assert not failed, "shipped tasks that do not build:\n" + "\n".join(f"{k}: {v}" for k, v in failed.items())
+    for task in tasks:
+        entry = report.tasks[task.name]
+        assert entry.items_in == ITEMS_PER_TASK, f"{task.name}: {entry.items}"
+        assert entry.kept == ITEMS_PER_TASK * len(task.voices), f"{task.name}: dropped {entry.drop_reasons}"
+        assert entry.clips_unverified == 0, f"{task.name}: clips left unverified"
+
+
+def test_each_language_has_more_than_one_real_voice():
+    from s2sbench.pipeline.tts.voices import get_voice
+
+    voices_by_language: dict[str, set[str]] = {}
+    for path in TASKS_DIR.glob("*.yaml"):
+        task = load_task(path)
+        voices_by_language.setdefault(task.language, set()).update(task.voices)
+    for language, voices in voices_by_language.items():
+        speakers = {(get_voice(v).engine, get_voice(v).model, get_voice(v).speaker) for v in voices}
+        assert len(speakers) > 1, f"language {language}: the shipped tasks name only one speaker ({sorted(voices)})"
+
+
+def test_every_clip_was_checked_by_its_tasks_gate(shipped_build):
+    from s2sbench.pipeline.builddir import BuildDir
+
+    tasks, out, _, _ = shipped_build
+    build = BuildDir.of(out)
+    rows, checks = build.read_manifest(), build.read_verification()
+    by_task = {task.name: task for task in tasks}
+    for row in rows:
+        task = by_task[row.item.task]
+        assert set(row.clips) == set(row.checks), row.id
+        for check in row.checks.values():
+            assert check.status == "passed" and check.metric in {"wer", "cer"}, (row.id, check.reason)
+            gate = task.gate.asr
+            assert check.asr_model.startswith(f"{gate.engine}:{gate.model}"), (row.id, check.asr_model)
+    assert {check.item_id for check in checks} >= {row.item.id for row in rows}
