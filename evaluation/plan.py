@@ -44,9 +44,9 @@ def plan_evaluation(model: str | ModelAdapter, dataset: object, modes: Sequence[
     chosen = requested_modes(name, declared, modes) if declared or modes is not None else None
     data = open_dataset(dataset, split=options.split, tasks=options.select_tasks, voices=options.voices)
     selected = select_rows(data, options.selection)
-    task_configs(selected.tasks, data.report, options.tasks)
     if chosen is not None:
         check_speech_continuations(chosen, selected.tasks, explicit=modes is not None)
+    task_configs(selected.tasks, data.report, options.tasks)
     return EvalPlan(model, args, tuple(modes) if modes is not None else None, data, selected, options)
 
 

@@ -341,8 +341,8 @@ def evaluate(
             raise ValueError(f"unknown normalization '{normalization}' (known: {', '.join(NORMALIZATIONS)})")
     data = open_dataset(dataset, split=options.split, tasks=options.select_tasks, voices=options.voices)
     selected = select_rows(data, options.selection)
-    configs = task_configs(selected.tasks, data.report, options.tasks)
     check_speech_continuations(modes, selected.tasks, explicit)
+    configs = task_configs(selected.tasks, data.report, options.tasks)
     out = ResultsDir(out_dir, options.results_file)
     with out.lock():
         cache = ScoreCache(Path(options.cache_path or out.score_cache_path))
