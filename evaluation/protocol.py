@@ -31,10 +31,31 @@ class ProtocolError(ValueError):
     """A template or mode that cannot be used; the message names the template or the item."""
 
 
+class ModeError(ProtocolError):
+    """A mode the model, or the data, cannot give a score for."""
+
+
 def check_mode(mode: str) -> str:
     if mode not in MODES:
         raise ProtocolError(f"unknown mode '{mode}' (known: {', '.join(MODES)})")
     return mode
+
+
+def requested_modes(model: str, declared, requested) -> tuple[str, ...]:
+    """The modes to score: ``requested`` (each one the model declares), or every mode it declares (None)."""
+    declared = [mode for mode in MODES if mode in set(declared)]
+    if requested is None:
+        if not declared:
+            raise ModeError(f"model '{model}' declares no modes; name them with --modes")
+        return tuple(declared)
+    modes = tuple(dict.fromkeys(check_mode(mode) for mode in requested))
+    if not modes:
+        raise ModeError(f"no modes to evaluate (choose among {', '.join(MODES)})")
+    unknown = [mode for mode in modes if declared and mode not in declared]
+    if unknown:
+        raise ModeError(f"model '{model}' cannot score {', '.join(unknown)}: it scores {', '.join(declared)} only "
+                        "(`s2sbench models` lists what each model scores)")  # fmt: skip
+    return modes
 
 
 def context_is_speech(mode: str) -> bool:

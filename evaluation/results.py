@@ -2,8 +2,9 @@
 
 ``results.json`` holds, per task, mode and normalization, the accuracies (named by rule: ``pairwise_strict`` and
 ``pairwise_ties_right`` are the reference's, ``argmin`` the multiple-choice one) with bootstrap intervals, unit counts,
-per-voice accuracies and their spread; per task, the degradations (absolute and relative, paired interval, exact McNemar p). ``samples.jsonl``
-has one line per scored candidate. ``original/`` holds the S2SBench reference's ``result.jsonl`` and summary line.
+per-voice accuracies and their spread; per task, the degradations (absolute and relative, paired interval, exact
+McNemar p). ``samples.jsonl`` has one line per scored candidate. ``original/`` holds the original S2SBench code's
+``result.jsonl`` and ``results_summary.txt`` per set, with the uttids of an export of the same data.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,11 +23,21 @@ from s2sbench.evaluation.results_dir import ResultsDir
 from s2sbench.evaluation.scoring import ItemOutcome, Score, ScoringError, accuracy, chance, outcomes
 from s2sbench.evaluation.stats import BootstrapOptions, Counts, bootstrap_accuracy, degradation, voice_spread
 from s2sbench.pipeline.manifest import atomic_write_text
+from s2sbench.pipeline.publish.original_format import (
+    LETTERS,
+    RESULT_FILE,
+    RULE_OF_FORMAT,
+    SUMMARY_FILE,
+    checkpoint_folder,
+    choice_uttid,
+    format_of,
+    set_id,
+    story_uttids,
+    summary_line,
+)
 
 #: (reference mode, degraded mode): the same continuation, the context as text vs as speech
 DEGRADATION_PAIRS = ((TEXT_TO_TEXT, SPEECH_TO_TEXT), (TEXT_TO_SPEECH, SPEECH_TO_SPEECH))
-#: the original's summary line, one per checkpoint
-ORIGINAL_SUMMARY_HEADER = "step,accuracy%,avg_pos_loss,avg_neg_loss"
 
 
 def _counts(items: list[ItemOutcome], item_ids: list[str], rule: str) -> Counts:
@@ -158,24 +170,23 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
     atomic_write_text(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
 
 
-def original_rows(scores: list[Score]) -> list[dict]:
-    """The reference's ``result.jsonl`` rows for one task, mode and voice (token normalization).
-
-    Two candidates: rows numbered so that sorting by the integer before the first ``_`` of ``uttid`` and pairing
-    (0,1), (2,3), ... gives each item's pair with the right ending first. More: one row per option, ``key`` A, B, ...
-    """
+def original_rows(scores: list[Score], positions: Mapping[str, int]) -> list[dict]:
+    """The original code's ``result.jsonl`` rows for one set (token normalization), with the export's uttids:
+    ``positions`` gives each item's place in its set. Two candidates: the right ending's row, then the wrong one's,
+    on consecutive ids; four: one row per option, ``key`` A-D, on the question's id."""
     by_item: dict[str, dict[int, Score]] = defaultdict(dict)
     for score in scores:
         by_item[score.item_id][score.candidate] = score
     rows = []
-    for number, item_id in enumerate(sorted(by_item)):
+    for item_id in sorted(by_item, key=positions.__getitem__):
         candidates = by_item[item_id]
         if len(candidates) == 2:
             right = next(s for s in candidates.values() if s.right)
             wrong = next(s for s in candidates.values() if not s.right)
-            ordered = [(f"{2 * number}_{item_id}", None, right), (f"{2 * number + 1}_{item_id}", None, wrong)]
+            ordered = list(zip(story_uttids(positions[item_id], item_id), (None, None), (right, wrong)))
         else:
-            ordered = [(f"{number}_{item_id}", chr(ord("A") + k), candidates[k]) for k in sorted(candidates)]
+            uttid = choice_uttid(positions[item_id], item_id)
+            ordered = [(uttid, LETTERS[k], candidates[k]) for k in sorted(candidates)]
         for uttid, key, score in ordered:
             loss = score.loss("token")
             rows.append({"uttid": uttid, "key": key, "loss": [loss], "ppl": [math.exp(min(loss, 700.0))]})
@@ -183,23 +194,42 @@ def original_rows(scores: list[Score]) -> list[dict]:
 
 
 def original_summary(scores: list[Score], rule: str, step: int) -> str:
-    """``step,accuracy%,avg_pos_loss,avg_neg_loss``: token-normalized accuracy under ``rule`` and mean losses."""
+    """A line of ``results_summary.txt``: token-normalized accuracy under ``rule`` and the mean right and wrong loss."""
     items = outcomes(scores, "token")
     value, _ = accuracy(items, rule)
     right = float(np.mean([item.right_loss for item in items]))
     wrong = float(np.mean([loss for item in items for loss in item.wrong_losses]))
-    return f"{step},{value * 100.0:.2f},{right:.6f},{wrong:.6f}"
+    return summary_line(step, value, right, wrong)
 
 
-def write_original(out: ResultsDir, mode: str, scores: list[Score], rule: str, step: int) -> list[Path]:
-    """``original/<task>/<mode>/<voice>/result.jsonl`` and ``summary.csv`` per voice ("text" when there is none)."""
-    written = []
+@dataclass(frozen=True)
+class OriginalSets:
+    """Where one task's scores go in the original layout: its voices (one set each) and each row's position."""
+
+    voices: tuple[str, ...]
+    positions: Mapping[tuple[str, str, str], int]  # (task, voice, item id) -> position in its set
+
+
+def write_original(out: ResultsDir, mode: str, scores: list[Score], sets: OriginalSets, step: int, index: int,
+                   label: str) -> list[Path]:  # fmt: skip
+    """``original/<mode>/<set>/<checkpoint folder>/result.jsonl`` and ``original/<mode>/<set>/results_summary.txt``
+    for each set (one task spoken by one voice) of the scores: the files the original code's summary readers take
+    (``eval_story.py``/``eval_cmmlu4.py --result_dir original/<mode>/<set>``), under its own rule for the format.
+    Text-context scores go into every voice's set, for that set's items. Items other than stories and four-way
+    choices have no original layout and are left out."""
     task = scores[0].task
-    for voice in sorted({s.voice for s in scores}):
-        folder = out.original_folder(task, mode_slug(mode), voice or "text")
-        voice_scores = [s for s in scores if s.voice == voice]
-        write_jsonl(folder / "result.jsonl", original_rows(voice_scores))
-        line = original_summary(voice_scores, rule, step)
-        atomic_write_text(folder / "summary.csv", f"{ORIGINAL_SUMMARY_HEADER}\n{line}\n")
+    try:
+        rule = RULE_OF_FORMAT[format_of(max(s.n_candidates for s in scores))]
+    except ValueError:
+        return []
+    written, speech = [], any(s.voice for s in scores)
+    for voice in sets.voices:
+        voice_scores = [s for s in scores if (s.voice == voice if speech else (task, voice, s.item_id) in sets.positions)]
+        if not voice_scores:
+            continue
+        positions = {s.item_id: sets.positions[(task, voice, s.item_id)] for s in voice_scores}
+        folder = out.original_folder(mode_slug(mode), set_id(task, voice))
+        write_jsonl(folder / checkpoint_folder(index, step, label) / RESULT_FILE, original_rows(voice_scores, positions))
+        atomic_write_text(folder / SUMMARY_FILE, original_summary(voice_scores, rule, step) + "\n")
         written.append(folder)
     return written

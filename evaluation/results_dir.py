@@ -6,7 +6,9 @@ Everything that reads or writes evaluation results (the run, checkpoint sweeps, 
     results.json                     ResultsFile (another name with --out FILE.json)
     samples.jsonl                    one line per scored candidate
     score_cache.jsonl                Score, keyed by model, mode, template, texts and audio hashes (resumable)
-    original/<task>/<mode>/<voice>/  the reference's result.jsonl and summary.csv
+    results_lm_eval.json             the results in lm-evaluation-harness's layout (config, versions, metrics)
+    results.md  results.csv          the summary table
+    original/<mode>/<set>/           the original code's results_summary.txt and ckpt_<n>_<step>_<model>/result.jsonl
     .lock                            held while a run writes the folder
     checkpoints/<name>/              a sweep: one such folder per checkpoint,
     trajectory.csv  plots/<task>.png   and the trajectory across them
@@ -15,7 +17,7 @@ Everything that reads or writes evaluation results (the run, checkpoint sweeps, 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -34,11 +36,13 @@ class VoiceSpread(Record):
 
 
 class Accuracy(Record):
-    """An accuracy under one rule: the value with its bootstrap interval, the units it counts, per voice."""
+    """An accuracy under one rule: the value with its bootstrap interval and standard error, the units it counts,
+    per voice."""
 
     value: float
     ci_low: float
     ci_high: float
+    stderr: float
     n_units: int
     unit: Literal["pair", "question"]
     chance: float
@@ -69,6 +73,7 @@ class Interval(Record):
     value: float
     ci_low: float
     ci_high: float
+    stderr: float
 
 
 class McNemarTest(Record):
@@ -112,11 +117,25 @@ class ModelInfo(Record):
     model_id: str
     revision: str
     licence: str = ""  # of the weights, as the adapter records it ("" when not known)
+    args: dict[str, Any] = Field(default_factory=dict)  # the options it was built with (--model-arg), when known
+
+
+class SelectionInfo(Record):
+    tasks: list[str] = Field(default_factory=list)  # empty: every task
+    voices: list[str] = Field(default_factory=list)  # empty: every voice
+    limit: int | None = None  # the first N items of each task
+    split: str | None = None  # asked for (None: each config's test split, else its only one)
 
 
 class DatasetInfo(Record):
-    build_dir: str
+    """Where the evaluated data was read: a build folder, a Hub dataset at a commit, a folder or an object."""
+
+    kind: Literal["build", "hub", "folder", "object"]
+    location: str
+    revision: str | None = None  # the Hub commit
     build_report_sha256: str | None = None
+    configs: list[str] = Field(default_factory=list)  # "<config>/<split>" of every part read
+    selection: SelectionInfo = Field(default_factory=SelectionInfo)
 
 
 class SkippedMode(Record):
@@ -161,6 +180,9 @@ class ResultsDir:
         self.root = Path(root)
         self.results_path = self.root / results_file
         self.samples_path = self.root / "samples.jsonl"
+        self.lm_eval_path = self.root / "results_lm_eval.json"
+        self.markdown_path = self.root / "results.md"
+        self.csv_path = self.root / "results.csv"
         self.score_cache_path = self.root / "score_cache.jsonl"
         self.original_dir = self.root / "original"
         self.trajectory_path = self.root / "trajectory.csv"
@@ -172,8 +194,9 @@ class ResultsDir:
         """Exclusive access for a run writing this folder (two at once would interleave the score cache)."""
         return exclusive_lock(self.lock_path, f"results folder {self.root}")
 
-    def original_folder(self, task: str, mode_slug: str, voice: str) -> Path:
-        return self.original_dir / safe_component(task, "task name") / mode_slug / safe_component(voice, "voice")
+    def original_folder(self, mode_slug: str, set_name: str) -> Path:
+        """``original/<mode>/<set>/``: the original code's ``--result_dir`` of one set (a task spoken by one voice)."""
+        return self.original_dir / mode_slug / safe_component(set_name, "original set")
 
     def checkpoint(self, name: str) -> "ResultsDir":
         return ResultsDir(self.checkpoints_dir / safe_component(name, "checkpoint name"))

@@ -1,15 +1,18 @@
-"""Evaluate one model on a build: score every candidate in every mode it supports, then report.
+"""Evaluate one model on a dataset: score every candidate in every mode asked for, then report.
 
-:func:`evaluate` reads the build's dataset (``<build>/dataset``), asks the adapter which modes it can score per
-task (a mode it cannot is recorded with the reason, never silently dropped), scores the candidates it has not
-scored before, and writes ``results.json``, ``samples.jsonl`` and the reference's ``original/`` files.
+:func:`evaluate` reads the data where it is (a build, a Hub dataset, a saved folder or a ``datasets`` object:
+:mod:`~s2sbench.evaluation.sources`), keeps the selected tasks, voices and items
+(:mod:`~s2sbench.evaluation.selection`), asks the adapter which of the modes it can score per task (a mode it
+cannot score for a task's language is recorded with the reason; a mode it never scores, or that no task can be
+scored in, is an error), scores the candidates it has not scored before, and writes ``results.json``,
+``samples.jsonl``, the lm-eval-style results and tables, and the original code's ``original/`` files.
 
 Scores are cached one candidate a line in a resumable JSONL keyed by (model name and revision, task, task version,
 mode, template, item, voice, candidate, its texts and the SHA-256 of the audio each mode hears): a killed run
 resumes where it stopped, a rerun scores nothing, a checkpoint sweep shares one cache, and another build (other
 audio, other text) evaluated into the same folder is scored afresh. Audio is decoded only for candidates that
-still need scoring. The build is read through :class:`~s2sbench.pipeline.builddir.BuildDir` (typed, validated
-rows); the outputs through :class:`~s2sbench.evaluation.results_dir.ResultsDir`.
+still need scoring. Rows are read typed and validated (:class:`~s2sbench.pipeline.dataset.DatasetRow`); the
+outputs go through :class:`~s2sbench.evaluation.results_dir.ResultsDir`.
 """
 
 from __future__ import annotations
@@ -26,20 +29,22 @@ from tqdm.auto import tqdm
 
 from s2sbench.evaluation.models.base import Audio, ModelAdapter
 from s2sbench.evaluation.protocol import (
-    MODES,
     EvalItem,
+    ModeError,
     build_requests,
-    check_mode,
     context_is_speech,
     continuation_is_speech,
+    requested_modes,
     template_for,
 )
-from s2sbench.evaluation.results import sample_lines, summarize_task, write_jsonl, write_original
+from s2sbench.evaluation.results import OriginalSets, sample_lines, summarize_task, write_jsonl, write_original
+from s2sbench.evaluation.tables import write_tables
 from s2sbench.evaluation.results_dir import RESULTS_FILE, ResultsDir, ResultsFile
 from s2sbench.evaluation.scoring import NORMALIZATIONS, Score, rules_for
+from s2sbench.evaluation.selection import Selection, SelectedRows, TaskRows, select_rows
+from s2sbench.evaluation.sources import EvalDataset, open_dataset
 from s2sbench.evaluation.stats import BootstrapOptions
 from s2sbench.pipeline.build_report import BuildReport
-from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.dataset import AudioValue, DatasetError, DatasetRow, iter_rows
 from s2sbench.pipeline.manifest import ResumableJsonlWriter, iter_records, sha256_file, stable_hash
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError, load_task
@@ -64,10 +69,20 @@ class EvalOptions:
     chunk_rows: int = 64  # dataset rows read (and audio decoded) at a time
     cache_path: Path | None = None  # default: <out_dir>/score_cache.jsonl
     revision: str | None = None  # default: the adapter's model_id
-    step: int = 0  # written in the original summary line
-    tasks: Mapping[str, TaskConfig] | None = None  # task configs by name; default: the task registry
-    select_tasks: tuple[str, ...] = ()  # evaluate only these tasks of the build (empty: all)
+    step: int = 0  # the checkpoint's step, in the original results' folder name and summary line
+    checkpoint_index: int = 0  # its place in a sweep, the other number in that folder name
+    checkpoint_label: str | None = None  # the rest of that name (default: the adapter's name)
+    model_args: Mapping[str, object] | None = None  # the options the adapter was built with, recorded in results.json
+    tasks: Mapping[str, TaskConfig] | None = None  # task configs by name; default: the build's, else the registry's
+    select_tasks: tuple[str, ...] = ()  # evaluate only these tasks (empty: all)
+    voices: tuple[str, ...] = ()  # only the rows of these voices (empty: all)
+    limit: int | None = None  # only the first N items of each task
+    split: str | None = None  # each config's split to evaluate (default: test, else its only split)
     results_file: str = RESULTS_FILE
+
+    @property
+    def selection(self) -> Selection:
+        return Selection(tuple(self.select_tasks), tuple(self.voices), self.limit)
 
 
 @dataclass(frozen=True)
@@ -153,46 +168,71 @@ class _TaskRun:
     scores: dict[str, dict[str, Score]] = field(default_factory=dict)  # mode -> key -> score
 
 
+def json_values(options: Mapping[str, object]) -> dict:
+    """``options`` as JSON values (an object that is not one, such as an adapter passed in, as its text)."""
+    import json
+
+    return json.loads(json.dumps(dict(options), default=str))
+
+
+def task_configs(names, report: BuildReport | None, given: Mapping[str, TaskConfig] | None) -> dict[str, TaskConfig]:
+    """Each task's config: given by the caller, else recorded in the build report, else the registry's."""
+    configs = {}
+    for name in names:
+        if name in (given or {}):
+            configs[name] = given[name]
+            continue
+        recorded = report.task_config(name) if report is not None else None
+        if recorded is not None:
+            configs[name] = recorded
+            continue
+        try:
+            configs[name] = load_task(name)
+        except TaskConfigError as error:
+            raise TaskConfigError(f"{error} (a task outside the registry: pass its YAML with --task-file)") from None
+    return configs
+
+
+def check_speech_continuations(modes: tuple[str, ...], tasks: Mapping[str, TaskRows], explicit: bool) -> None:
+    """S->S and T->S score spoken candidates: asked for by name, some selected task must have them."""
+    if explicit and not any(entry.candidate_audio for entry in tasks.values()):
+        wanted = [mode for mode in modes if continuation_is_speech(mode)]
+        if wanted:
+            raise ModeError(f"{', '.join(wanted)} score spoken candidates, and no selected task has them (a task speaks "
+                            "its candidates with `speak: [context, candidates]`)")  # fmt: skip
+
+
 class _Evaluation:
-    def __init__(
-        self, adapter: ModelAdapter, modes: tuple[str, ...], cache: ScoreCache, options: EvalOptions,
-        report: BuildReport | None,
-    ):  # fmt: skip
+    def __init__(self, adapter: ModelAdapter, modes: tuple[str, ...], cache: ScoreCache, options: EvalOptions,
+                 configs: dict[str, TaskConfig], selected: SelectedRows):  # fmt: skip
         self.adapter, self.modes, self.cache, self.options = adapter, modes, cache, options
-        self.report = report
         self.revision = options.revision or adapter.model_id
-        self.tasks: dict[str, _TaskRun] = {}
         self.skipped: list[Skipped] = []
         self.n_scored = self.n_cached = 0
         self.rows_seen: dict[tuple[str, str, str], str] = {}  # (task, item, voice) -> where it was read
+        self.tasks = {name: self._task(name, configs[name], entry) for name, entry in selected.tasks.items()}
 
-    def _task(self, name: str, language: str, has_candidate_audio: bool) -> _TaskRun:
-        """The run of a task, set up from its first row: which of the modes asked for it can score."""
-        if name not in self.tasks:
-            config = self._config(name)
-            active = []
-            for mode in self.modes:
-                ok, reason = self.adapter.supports(mode, language)
-                if ok and continuation_is_speech(mode) and not has_candidate_audio:
-                    ok, reason = False, "the build has no candidate audio (task `speak` lacks 'candidates')"
-                if ok:
-                    active.append(mode)
-                else:
-                    self.skipped.append(Skipped(name, mode, reason))
-            self.tasks[name] = _TaskRun(config, language, tuple(active), {mode: {} for mode in active})
-        return self.tasks[name]
+    def _task(self, name: str, config: TaskConfig, rows: TaskRows) -> _TaskRun:
+        """The run of a task: which of the modes asked for it can score."""
+        active = []
+        for mode in self.modes:
+            ok, reason = self.adapter.supports(mode, rows.language)
+            if ok and continuation_is_speech(mode) and not rows.candidate_audio:
+                ok, reason = False, "the data has no candidate audio (task `speak` lacks 'candidates')"
+            if ok:
+                active.append(mode)
+            else:
+                self.skipped.append(Skipped(name, mode, reason))
+        return _TaskRun(config, rows.language, tuple(active), {mode: {} for mode in active})
 
-    def _config(self, name: str) -> TaskConfig:
-        """The task's config: given by the caller, else recorded in the build report, else the registry's."""
-        if name in (self.options.tasks or {}):
-            return self.options.tasks[name]
-        recorded = self.report.task_config(name) if self.report is not None else None
-        if recorded is not None:
-            return recorded
-        try:
-            return load_task(name)
-        except TaskConfigError as error:
-            raise TaskConfigError(f"{error} (a task outside the registry: pass its YAML with --task-file)") from None
+    def check_scorable(self, explicit: bool) -> None:
+        """A mode asked for by name that no task can be scored in, or nothing to score at all, is an error."""
+        reasons = "; ".join(f"{s.task} {s.mode}: {s.reason}" for s in self.skipped)
+        unscored = [mode for mode in self.modes if not any(mode in run.modes for run in self.tasks.values())]
+        if explicit and unscored:
+            raise ModeError(f"no selected task can be scored in {', '.join(unscored)} ({reasons})")
+        if not any(run.modes for run in self.tasks.values()):
+            raise ModeError(f"nothing to score: {reasons}")
 
     def _key(self, run: _TaskRun, mode: str, row: DatasetRow, voice: str, candidate: int, audio: _AudioHashes) -> str:
         return stable_hash(
@@ -228,12 +268,10 @@ class _Evaluation:
         pending: dict[str, list[tuple[_TaskRun, DatasetRow, str, list[str], str]]] = {}
         queued: set[str] = set()
         for row, where in zip(rows, where_of):
-            if self.options.select_tasks and row.task not in self.options.select_tasks:
-                continue
             first = self.rows_seen.setdefault((row.task, row.item_id, row.voice), where)
             if first != where:
                 raise DatasetError(f"{where}: item '{row.item_id}' with voice '{row.voice}' repeats {first}")
-            run = self._task(row.task, row.language, bool(row.candidate_audio))
+            run = self.tasks[row.task]
             audio = _AudioHashes(row)
             for mode in run.modes:
                 voice = row.voice if (context_is_speech(mode) or continuation_is_speech(mode)) else ""
@@ -287,47 +325,48 @@ class _Evaluation:
 
 
 def evaluate(
-    build_dir: str | Path | BuildDir,
+    dataset: object,
     adapter: ModelAdapter,
     modes: Sequence[str] | None,
     out_dir: str | Path,
     options: EvalOptions = EvalOptions(),
 ) -> Results:
-    """Score ``adapter`` on the build in ``build_dir`` in each of ``modes`` (None: every mode the adapter declares);
-    write results.json, samples.jsonl and original/ into ``out_dir``."""
-    if modes is None:
-        modes = [mode for mode in MODES if mode in adapter.modes]
-    modes = tuple(dict.fromkeys(check_mode(mode) for mode in modes))
-    if not modes:
-        raise ValueError(f"no modes to evaluate (choose among {', '.join(MODES)})")
+    """Score ``adapter`` on ``dataset`` (a build folder, a Hub id, a saved folder, a ``datasets`` object or an opened
+    :class:`~s2sbench.evaluation.sources.EvalDataset`) in each of ``modes`` (None: every mode the adapter
+    declares); write results.json, samples.jsonl, the tables and original/ into ``out_dir``."""
+    explicit = modes is not None
+    modes = requested_modes(adapter.name, adapter.modes, modes)
     for normalization in options.normalizations:
         if normalization not in NORMALIZATIONS:
             raise ValueError(f"unknown normalization '{normalization}' (known: {', '.join(NORMALIZATIONS)})")
-    build, out = BuildDir.of(build_dir), ResultsDir(out_dir, options.results_file)
-    report = build.read_report() if build.report_path.exists() else None
+    data = open_dataset(dataset, split=options.split, tasks=options.select_tasks, voices=options.voices)
+    selected = select_rows(data, options.selection)
+    check_speech_continuations(modes, selected.tasks, explicit)
+    configs = task_configs(selected.tasks, data.report, options.tasks)
+    out = ResultsDir(out_dir, options.results_file)
     with out.lock():
         cache = ScoreCache(Path(options.cache_path or out.score_cache_path))
-        evaluation = _Evaluation(adapter, modes, cache, options, report)
         try:
-            for split_name, split in build.load_dataset().items():
-                where = f"{build.dataset_dir} split '{split_name}'"
-                progress = tqdm(total=len(split), desc=f"score {split_name}", unit="row", disable=None, leave=False)
-                for start in range(0, len(split), options.chunk_rows):
-                    chunk = list(iter_rows(split, where, start, start + options.chunk_rows, options.chunk_rows))
-                    evaluation.run_chunk([row for _, row in chunk], [f"{where} row {number}" for number, _ in chunk])
+            evaluation = _Evaluation(adapter, modes, cache, options, configs, selected)
+            evaluation.check_scorable(explicit)
+            for chosen in selected.parts:
+                rows, where = chosen.part.rows.select(chosen.indices), chosen.part.where
+                progress = tqdm(total=len(rows), desc=f"score {chosen.part.config}", unit="row", disable=None, leave=False)
+                for start in range(0, len(rows), options.chunk_rows):
+                    chunk = list(iter_rows(rows, where, start, start + options.chunk_rows, options.chunk_rows))
+                    evaluation.run_chunk([row for _, row in chunk], [f"{where} row {chosen.indices[n]}" for n, _ in chunk])
                     progress.update(len(chunk))
                 progress.close()
         finally:
             cache.close()
-        missing = [name for name in options.select_tasks if name not in evaluation.tasks]
-        if missing:
-            raise DatasetError(f"{build.root}: no rows of the selected task(s) {', '.join(missing)}")
-        return _report(build, out, adapter, evaluation, options)
+        return _report(data, selected, out, adapter, evaluation, options)
 
 
-def _report(build: BuildDir, out: ResultsDir, adapter: ModelAdapter, evaluation: _Evaluation, options: EvalOptions) -> Results:
+def _report(data: EvalDataset, selected: SelectedRows, out: ResultsDir, adapter: ModelAdapter, evaluation: _Evaluation,
+            options: EvalOptions) -> Results:  # fmt: skip
     tasks: dict[str, dict] = {}
     samples: list[dict] = []
+    label = options.checkpoint_label or adapter.name
     for name, run in sorted(evaluation.tasks.items()):
         by_mode = {mode: list(scores.values()) for mode, scores in run.scores.items() if scores}
         if not by_mode:
@@ -341,15 +380,19 @@ def _report(build: BuildDir, out: ResultsDir, adapter: ModelAdapter, evaluation:
             "templates": {mode: template_for(run.config.templates, mode) for mode in by_mode},
             **summarize_task(by_mode, rules, options.normalizations, options.bootstrap),
         }
+        sets = OriginalSets(tuple(selected.tasks[name].voices), selected.positions)
         for mode, scores in by_mode.items():
             samples.extend(sample_lines(scores, rules[0], options.normalizations))
-            write_original(out, mode, scores, rules[0], options.step)
-    report_sha = sha256_file(build.report_path) if build.report_path.exists() else None
+            write_original(out, mode, scores, sets, options.step, options.checkpoint_index, label)
     file = ResultsFile.model_validate({
         "protocol_version": PROTOCOL_VERSION,
         "model": {"name": adapter.name, "kind": adapter.kind, "model_id": adapter.model_id, "revision": evaluation.revision,
-                  "licence": adapter.licence},
-        "dataset": {"build_dir": str(build.root), "build_report_sha256": report_sha},
+                  "licence": adapter.licence, "args": json_values(options.model_args or {})},
+        "dataset": {"kind": data.kind, "location": data.location, "revision": data.revision,
+                    "build_report_sha256": data.report_sha256,
+                    "configs": [f"{chosen.part.config}/{chosen.part.split}" for chosen in selected.parts],
+                    "selection": {"tasks": list(options.select_tasks), "voices": list(options.voices),
+                                  "limit": options.limit, "split": options.split}},
         "normalizations": {n: NORMALIZATION_NOTES[n] for n in options.normalizations},
         "bootstrap": asdict(options.bootstrap) | {"unit": "item"},
         "skipped": [asdict(skip) for skip in evaluation.skipped],
@@ -357,6 +400,6 @@ def _report(build: BuildDir, out: ResultsDir, adapter: ModelAdapter, evaluation:
     })  # fmt: skip
     out.write_results(file)
     write_jsonl(out.samples_path, samples)
+    write_tables(out, file)
     logger.info("scored %d candidates, %d from the cache", evaluation.n_scored, evaluation.n_cached)
     return Results(file, out.root, evaluation.n_scored, evaluation.n_cached, tuple(evaluation.skipped))
-

@@ -18,10 +18,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from s2sbench.evaluation.models.base import ModelAdapter
-from s2sbench.evaluation.results import ORIGINAL_SUMMARY_HEADER
 from s2sbench.evaluation.results_dir import ResultsDir, ResultsFile
 from s2sbench.evaluation.run import EvalOptions, evaluate
+from s2sbench.evaluation.sources import open_dataset
 from s2sbench.pipeline.manifest import atomic_write_text, stable_hash
+from s2sbench.pipeline.publish.original_format import RESULT_FILE, SUMMARY_FILE
 
 #: the last run of digits in a checkpoint's name: ckpt_1200 -> 1200, step-300.bin -> 300
 DEFAULT_STEP_PATTERN = r"(\d+)(?!.*\d)"
@@ -101,14 +102,21 @@ def _write_table(path: Path, rows: Sequence[dict]) -> None:
     atomic_write_text(path, buffer.getvalue())
 
 
-def _merge_original_summaries(out: ResultsDir, checkpoints: Sequence[ResultsDir]) -> None:
-    """One ``summary.csv`` per task, mode and voice with a line per checkpoint, as the reference writes it."""
+def _merge_original(out: ResultsDir, checkpoints: Sequence[ResultsDir]) -> None:
+    """The original code's results of the whole sweep: per mode and set, every checkpoint's folder
+    (``ckpt_<n>_<step>_<name>/result.jsonl``) and one ``results_summary.txt`` with a line per checkpoint by step,
+    as its summary readers write it from the same folders."""
     lines: dict[Path, list[str]] = defaultdict(list)
     for folder in checkpoints:
-        for summary in sorted(folder.original_dir.rglob("summary.csv")):
-            lines[summary.relative_to(folder.original_dir)].extend(summary.read_text(encoding="utf-8").splitlines()[1:])
+        for summary in sorted(folder.original_dir.rglob(SUMMARY_FILE)):
+            relative = summary.parent.relative_to(folder.original_dir)
+            lines[relative].extend(summary.read_text(encoding="utf-8").splitlines())
+            for result in summary.parent.glob(f"*/{RESULT_FILE}"):
+                target = out.original_dir / relative / result.parent.name / RESULT_FILE
+                atomic_write_text(target, result.read_text(encoding="utf-8"))
     for relative, body in lines.items():
-        atomic_write_text(out.original_dir / relative, "\n".join([ORIGINAL_SUMMARY_HEADER, *body]) + "\n")
+        ordered = sorted(body, key=lambda line: int(line.split(",", 1)[0]))
+        atomic_write_text(out.original_dir / relative / SUMMARY_FILE, "\n".join(ordered) + "\n")
 
 
 def plot_trajectory(rows: Sequence[dict], plots_dir: Path, normalization: str = "token") -> list[Path]:
@@ -151,30 +159,33 @@ def plot_trajectory(rows: Sequence[dict], plots_dir: Path, normalization: str = 
 
 
 def sweep(
-    build_dir: str | Path,
+    dataset: object,
     checkpoints: Sequence[Checkpoint],
     make_adapter: Callable[[Path], ModelAdapter],
     modes: Sequence[str] | None,
     out_dir: str | Path,
     options: EvalOptions = EvalOptions(),
 ) -> Trajectory:
-    """Evaluate every checkpoint (``make_adapter(path)`` loads one) and write ``trajectory.csv`` and the plots."""
+    """Evaluate every checkpoint (``make_adapter(path)`` loads one) on ``dataset`` (anything
+    :func:`~s2sbench.evaluation.run.evaluate` takes, opened once) and write ``trajectory.csv`` and the plots."""
     out = ResultsDir(out_dir)
     rows: list[dict] = []
     folders = []
     n_scored = n_cached = 0
     with out.lock():
-        for checkpoint in checkpoints:
+        data = open_dataset(dataset, split=options.split, tasks=options.select_tasks, voices=options.voices)
+        for index, checkpoint in enumerate(checkpoints):
             folder = out.checkpoint(checkpoint.path.name)
             # one cache per checkpoint (unless the caller names a shared one): a long sweep never reloads every
             # checkpoint's scores, and the key's revision keeps a rewritten checkpoint from reusing old ones
-            run_options = replace(options, revision=checkpoint_revision(checkpoint.path), step=checkpoint.step)
-            results = evaluate(build_dir, make_adapter(checkpoint.path), modes, folder.root, run_options)
+            run_options = replace(options, revision=checkpoint_revision(checkpoint.path), step=checkpoint.step,
+                                  checkpoint_index=index, checkpoint_label=checkpoint.path.name)
+            results = evaluate(data, make_adapter(checkpoint.path), modes, folder.root, run_options)
             rows.extend(_trajectory_rows(checkpoint, results.file))
             folders.append(folder)
             n_scored += results.n_scored
             n_cached += results.n_cached
         _write_table(out.trajectory_path, rows)
-        _merge_original_summaries(out, folders)
+        _merge_original(out, folders)
         plots = plot_trajectory(rows, out.plots_dir) if rows else []
     return Trajectory(tuple(rows), out.trajectory_path, tuple(plots), n_scored, n_cached)

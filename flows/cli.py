@@ -7,6 +7,7 @@ import importlib
 import logging
 import sys
 
+from s2sbench import __version__
 from s2sbench.flows.commands import COMMAND_MODULES
 
 
@@ -35,7 +36,7 @@ def user_error_types() -> tuple[type[BaseException], ...]:
 EPILOG = """examples:
   s2sbench demo --out demo-out
   s2sbench build demo-stories-en --out build/
-  s2sbench eval --dataset build/ --model cascade --out results/
+  s2sbench eval --dataset build/ --model cascade --out results/     # or --dataset ORG/NAME[@REV] from the Hub
   s2sbench report results/ --build build/ --out report.html
   s2sbench publish build/ --repo-id my-org/my-set --dry-run
   s2sbench tasks; s2sbench voices; s2sbench models
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    parser.add_argument("--version", action="version", version=f"s2sbench {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(f"s2sbench.flows.commands.{name}").register(subparsers)

@@ -1,5 +1,6 @@
-"""Assembly: the shards of a build become its manifests, the audit files, the ``datasets.DatasetDict`` (one split per
-task, 16 kHz Audio columns with the audio embedded) and ``build_report.json``.
+"""Assembly: the shards of a build become its manifests, the audit files, the dataset (a config per task, or per task
+and voice, each a ``datasets.DatasetDict`` of the task's split with 16 kHz Audio columns, the audio embedded) and
+``build_report.json``.
 
 Every kept clip is checked against its SHA-256 before the dataset embeds it. A damaged or missing clip is made
 again (the engines are seeded, so it comes back byte for byte) and the report lists it; audio that comes back
@@ -17,7 +18,8 @@ from pathlib import Path
 from s2sbench.pipeline.audio import ClipIntegrityError, ClipStore
 from s2sbench.pipeline.build_report import NORMALIZATION_STEPS, BuildReport, Integrity, Normalization, TaskReport, Totals
 from s2sbench.pipeline.builddir import BuildDir, BuildDirError
-from s2sbench.pipeline.dataset import AudioValue, dataset_row, make_split, split_name
+from s2sbench.pipeline.configs import DEFAULT_SPLIT, config_name
+from s2sbench.pipeline.dataset import AudioValue, dataset_row, make_split
 from s2sbench.pipeline.records import BuildRow, ClipCheck, Drop, Item
 from s2sbench.pipeline.sources import LoadReport
 from s2sbench.pipeline.tasks import TaskConfig
@@ -73,15 +75,23 @@ def restore_clips(rows: list[BuildRow], store: ClipStore) -> Integrity:
     return Integrity(clips_checked=sum(len(row.clips) for row in rows), clips_remade=remade)
 
 
-def make_dataset(rows_by_task: dict[str, list[BuildRow]], store: ClipStore):
-    """The DatasetDict of the kept rows, one split per task; the audio is the store's (checked) files, embedded."""
+def make_dataset(rows_by_task: dict[str, list[BuildRow]], store: ClipStore, configs: dict[str, TaskConfig | None]):
+    """The configs of the kept rows (name -> ``DatasetDict`` of the task's split), in task order: one per task, or
+    per voice when its task file sets ``config_per_voice``; the audio is the store's (checked) files, embedded."""
     import datasets
 
     def audio_of(clip) -> AudioValue:
         return AudioValue(path=str(store.abspath(store.audio_path(clip.audio_sha256))))
 
-    return datasets.DatasetDict({split_name(task): make_split([dataset_row(row, audio_of) for row in rows])
-                                 for task, rows in rows_by_task.items()})  # fmt: skip
+    out = {}
+    for task, rows in rows_by_task.items():
+        config = configs.get(task)
+        split = (config.source.split if config else None) or DEFAULT_SPLIT
+        per_voice = bool(config and config.config_per_voice)
+        for voice in list(dict.fromkeys(row.voice for row in rows)) if per_voice else [None]:
+            chosen = [row for row in rows if voice is None or row.voice == voice]
+            out[config_name(task, voice)] = datasets.DatasetDict({split: make_split([dataset_row(row, audio_of) for row in chosen])})
+    return out
 
 
 def finish_build(build: BuildDir, tasks: dict[str, TaskReport], rows_by_task: dict[str, list[BuildRow]],
@@ -93,7 +103,7 @@ def finish_build(build: BuildDir, tasks: dict[str, TaskReport], rows_by_task: di
 
     every_row = [row for rows in rows_by_task.values() for row in rows]
     build.write_manifests(every_row, checks, drops)
-    build.save_dataset(make_dataset(rows_by_task, store))
+    build.save_dataset(make_dataset(rows_by_task, store, {task: entry.config for task, entry in tasks.items()}))
     report = BuildReport(
         origin=origin, imported_from=imported_from or [], tasks=tasks,
         totals=Totals(

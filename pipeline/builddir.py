@@ -9,7 +9,7 @@ evaluation, the report) goes through :class:`BuildDir`; no other code joins path
     work/<task>/shard-NNNNN/         rows.jsonl BuildRow, checks.jsonl ClipCheck, drops.jsonl Drop, .done
     manifest.jsonl                   BuildRow of every kept (item, voice)
     clips.jsonl  verification.jsonl  drops.jsonl      Clip, ClipCheck (every attempt), Drop
-    dataset/                         datasets.DatasetDict, one split per task (DatasetRow)
+    dataset/                         README.md (the config index) + <config>/, a DatasetDict (DatasetRow) each
     build_report.json                BuildReport
     reverify/<model>/                verification.jsonl + report.json of `s2sbench verify`
     hub-repo/                        the default folder of `s2sbench publish --dry-run`
@@ -305,26 +305,48 @@ class BuildDir:
     def read_report(self) -> BuildReport:
         return parse_versioned(BuildReport, read_json(self._existing(self.report_path)), self.report_path)
 
-    def save_dataset(self, dataset) -> None:
-        """Save into a fresh folder beside ``dataset/`` and swap it in, so a killed save never leaves half a dataset."""
+    def save_dataset(self, configs: dict, default: str | None = None) -> None:
+        """Save ``configs`` (name -> ``datasets.DatasetDict`` of its splits) as ``dataset/<config>/`` with the index
+        ``dataset/README.md`` (:mod:`s2sbench.pipeline.configs`; ``default``: the first config unless named). The
+        folder is written beside ``dataset/`` and swapped in, so a killed save never leaves half a dataset."""
+        from s2sbench.pipeline.configs import write_folder_index
+
         for stale in self.root.glob(f".{self.dataset_dir.name}.tmp-*"):
             shutil.rmtree(stale)
         staging = self.root / f".{self.dataset_dir.name}.tmp-{os.getpid()}"
-        dataset.save_to_disk(str(staging))
+        staging.mkdir(parents=True)
+        for name, splits in configs.items():
+            splits.save_to_disk(str(staging / safe_component(name, "dataset config")))
+        write_folder_index(staging, list(configs), default or next(iter(configs), None))
         if self.dataset_dir.exists():
             shutil.rmtree(self.dataset_dir)
         os.replace(staging, self.dataset_dir)
 
-    def load_dataset(self):
-        """The saved ``datasets.DatasetDict``, each split's columns checked against a build's."""
+    def dataset_index(self):
+        """The configs of the saved dataset (:class:`~s2sbench.pipeline.configs.ConfigEntry`, the default marked)."""
+        from s2sbench.pipeline.configs import ConfigIndexError, read_card_index
+
+        if (self.dataset_dir / "dataset_dict.json").exists():
+            raise NotABuildError(
+                f"{self.dataset_dir}: one split per task, the layout of an older s2sbench; build it again with --rebuild "
+                "(the clip cache is kept), or evaluate the folder itself: `s2sbench eval --dataset DIR/dataset ...`"
+            )
+        try:
+            return read_card_index(self.dataset_dir)
+        except ConfigIndexError as error:
+            raise NotABuildError(f"{error}; is {self.root} a finished build directory?") from None
+
+    def load_dataset(self) -> dict:
+        """The saved configs (name -> ``datasets.DatasetDict`` of its splits), each split's columns checked."""
         import datasets
 
         from s2sbench.pipeline.dataset import check_features
 
-        if not (self.dataset_dir / "dataset_dict.json").exists():
-            raise NotABuildError(f"{self.dataset_dir}: no saved DatasetDict; is {self.root} a finished build directory?")
-        splits = datasets.load_from_disk(str(self.dataset_dir))
-        for name, split in splits.items():
-            check_features(split, f"{self.dataset_dir} split '{name}'")
-        return splits
-
+        configs = {}
+        for entry in self.dataset_index():
+            folder = self.dataset_dir / safe_component(entry.name, f"{self.dataset_dir / 'README.md'}: config")
+            splits = datasets.load_from_disk(str(folder))
+            for name, split in splits.items():
+                check_features(split, f"{self.dataset_dir} config '{entry.name}' split '{name}'")
+            configs[entry.name] = splits
+        return configs

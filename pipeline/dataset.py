@@ -1,8 +1,9 @@
 """The dataset of a build: one typed :class:`DatasetRow` per kept (item, voice), its ``datasets`` features, and the
 one function that turns a build row into a dataset row (assembly, the original-layout import and the Hub all use it).
 
-A split holds one task (split names cannot hold '-', so ``demo-stories-en`` is ``demo_stories_en``); the audio
-columns are 16 kHz ``datasets.Audio`` with the WAV bytes embedded, so a build's dataset plays without its clip store.
+A build's dataset is a set of configs (:mod:`s2sbench.pipeline.configs`): one per task, or per task and voice, each
+in the task's split; the audio columns are 16 kHz ``datasets.Audio`` with the WAV bytes embedded, so a build's
+dataset plays without its clip store.
 """
 
 from __future__ import annotations
@@ -98,11 +99,6 @@ def dataset_features():
             "verification_status": text, "source_file": text, "source_row": datasets.Value("int64"),
         }
     )  # fmt: skip
-
-
-def split_name(task: str) -> str:
-    """The dataset split of a task (split names cannot hold '-')."""
-    return task.replace("-", "_")
 
 
 def make_split(rows: list[DatasetRow]):

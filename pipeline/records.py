@@ -15,8 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_v
 from pydantic_core import core_schema
 
 #: bump when a record of a build folder changes shape; a folder of another version is refused with a clear message
-#: (1 was the untyped layout before BuildDir: string drop reasons, no schema_version)
-SCHEMA_VERSION = 2
+#: (1 was the untyped layout before BuildDir: string drop reasons, no schema_version; 2 had one dataset split per task,
+#: results.json a build_dir and no standard errors)
+SCHEMA_VERSION = 3
 
 _SAFE_NAME = re.compile(r"[^\W_][\w.-]*")
 

@@ -99,10 +99,10 @@ class ClipAudio:
         if self._index is None:
             self._index = {}
             try:
-                splits = self.build.load_dataset()
+                configs = self.build.load_dataset()
             except NotABuildError:
                 return self._index
-            for split in splits.values():
+            for split in (split for splits in configs.values() for split in splits.values()):
                 raw = undecoded(split)
                 for number, (item_id, voice, candidates) in enumerate(zip(raw["item_id"], raw["voice"], raw["candidates"])):
                     self._index[(item_id, voice, Role.context())] = (raw, number, "context_audio", None)

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from s2sbench.data import DATA_DIR
 from s2sbench.pipeline.manifest import load_yaml
@@ -30,6 +30,26 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class LicenceConfig(Section):
+    """The licence of a source's items, as the Hub card states it: a Hub licence id (SPDX, lower case:
+    ``cc-by-sa-4.0``), or ``other`` with the licence's ``name`` and a ``link`` to its text. A string is the id."""
+
+    id: str
+    name: str | None = None
+    link: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_id(cls, value: Any) -> Any:
+        return {"id": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _other_is_named(self) -> "LicenceConfig":
+        if self.id == "other" and not (self.name and self.link):
+            raise ValueError("a licence 'other' needs its 'name' and a 'link' to its text")
+        return self
+
+
 class SourceConfig(Section):
     loader: str  # name in the loader registry (s2sbench.pipeline.sources)
     path: str | None = None  # local file or folder; relative paths resolve against the task file's folder's data root
@@ -38,6 +58,7 @@ class SourceConfig(Section):
     # "error": a bad row stops the load with file, line and field; "drop": it is skipped and counted in the report
     on_bad_row: Literal["error", "drop"] = "error"
     options: dict[str, Any] = Field(default_factory=dict)
+    licence: LicenceConfig | None = None  # default: the loader's known licence (pipeline/publish/card.py)
 
 
 class CandidatesConfig(Section):
@@ -105,6 +126,7 @@ class TaskConfig(Section):
     also_report: list[ScoringRule] = Field(default_factory=list)  # further rules reported beside ``scoring``
     voices: list[str] = Field(min_length=1)
     speak: list[Literal["context", "candidates"]] = Field(default_factory=lambda: ["context"])
+    config_per_voice: bool = False  # the dataset (and its Hub repo) has a config per voice, not one for the task
     gate: GateConfig = Field(default_factory=GateConfig)
     limit: int | None = None
     path: Path | None = Field(default=None, exclude=True)  # the YAML file it was read from

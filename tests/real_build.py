@@ -7,6 +7,8 @@ What the tests can count on, because the inputs are chosen for it:
 - ``fixture-stories-en``: 3 stories x 2 voices; story 3's wrong ending is gibberish that Whisper cannot hear back, so
   it is rejected on every attempt and story 3 is dropped in both voices (reason code ``error_rate``); 2 rows per voice.
 - ``fixture-choice-zh``: 2 four-way questions, 1 voice; tiny.en is English-only, so the clips are ``unverified``.
+- one config per task (the stories' two voices share one); the stories' source is ``cc-by-4.0``, the questions'
+  ``other`` with a name and a link.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ STORY_TASK = "fixture-stories-en"
 CHOICE_TASK = "fixture-choice-zh"
 STORY_VOICES = ("piper-en-joe", "piper-en-joe-slow")
 CHOICE_VOICE = "espeak-zh-pinyin"
+CHOICE_LICENCE = ("fixture-questions-terms", "https://example.org/fixture-questions-terms")
 GATE = "{metric: %s, max_error_rate: 0.25, max_attempts: 2, asr: {engine: faster-whisper, model: tiny.en}}"
 
 
@@ -51,13 +54,14 @@ def write_task_files(folder: Path) -> tuple[Path, Path]:
     _jsonl(folder / "choices.jsonl", CHOICES, "choice")
     stories = folder / f"{STORY_TASK}.yaml"
     stories.write_text(
-        f"name: {STORY_TASK}\nlanguage: en\nsource: {{loader: jsonl, path: {folder / 'stories.jsonl'}}}\n"
+        f"name: {STORY_TASK}\nlanguage: en\nsource: {{loader: jsonl, path: {folder / 'stories.jsonl'}, licence: cc-by-4.0}}\n"
         f"voices: [{', '.join(STORY_VOICES)}]\nspeak: [context, candidates]\ngate: {GATE % 'wer'}\n",
         encoding="utf-8",
     )
     choices = folder / f"{CHOICE_TASK}.yaml"
     choices.write_text(
-        f"name: {CHOICE_TASK}\nlanguage: zh\nsource: {{loader: jsonl, path: {folder / 'choices.jsonl'}, split: test}}\n"
+        f"name: {CHOICE_TASK}\nlanguage: zh\nsource: {{loader: jsonl, path: {folder / 'choices.jsonl'}, split: test, "
+        f"licence: {{id: other, name: {CHOICE_LICENCE[0]}, link: '{CHOICE_LICENCE[1]}'}}}}\n"
         "templates: {text_context: '{context}{continuation}', speech_context: '下面是一段语音和文本交错的内容：<audio>{continuation}'}\n"
         f"scoring: pairwise_ties_right\nalso_report: [argmin]\nvoices: [{CHOICE_VOICE}]\ngate: {GATE % 'cer'}\n",
         encoding="utf-8",

@@ -6,7 +6,8 @@ them costs no torch import. Third-party packages add adapters under the entry-po
     [project.entry-points."s2sbench.models"]
     my-model = "my_package.adapter:MyAdapter"   # a ModelAdapter subclass or a factory returning one
 
-``get_adapter(name, **options)`` passes the options to that class or factory.
+``get_adapter(name, **options)`` checks the options against the adapter's declared ones (its signature, see
+:mod:`.options`) and passes them to that class or factory; ``check_model_options`` checks without building.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from s2sbench.evaluation.models.base import AdapterError, Audio, LogLikelihood, ModelAdapter, Request
+from s2sbench.evaluation.models.options import ModelOptionError, check_options, option_schema
 
 ENTRY_POINT_GROUP = "s2sbench.models"
 
@@ -96,24 +98,40 @@ def list_adapters() -> list[AdapterInfo]:
     return _BUILTIN + extra
 
 
-def get_adapter(name: str, **options: Any) -> ModelAdapter:
-    """Build the adapter registered as ``name`` with ``options`` (for example ``model=``, ``device=``)."""
+def adapter_factory(name: str) -> Any:
+    """The class or factory registered as ``name`` (its module is imported; no weights load)."""
     if name in _BY_NAME:
         module, attribute = _BY_NAME[name].target.split(":")
-        factory = getattr(importlib.import_module(module), attribute)
-    else:
-        third_party = _third_party()
-        if name not in third_party:
-            known = sorted(_BY_NAME) + sorted(third_party)
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise ValueError(f"unknown model '{name}' (known: {', '.join(known)}){hint}")
-        factory = third_party[name].load()
-    adapter = factory(**options)
+        return getattr(importlib.import_module(module), attribute)
+    third_party = _third_party()
+    if name not in third_party:
+        known = sorted(_BY_NAME) + sorted(third_party)
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ModelOptionError(f"unknown model '{name}' (known: {', '.join(known)}){hint}")
+    return third_party[name].load()
+
+
+def declared_modes(name: str) -> tuple[str, ...]:
+    """The modes the adapter registered as ``name`` declares (empty for a third-party one: known once built)."""
+    return _BY_NAME[name].modes if name in _BY_NAME else ()
+
+
+def check_model_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` checked against the adapter's declared options (:mod:`.options`) without building it."""
+    return check_options(name, adapter_factory(name), options)
+
+
+def get_adapter(name: str, **options: Any) -> ModelAdapter:
+    """Build the adapter registered as ``name`` with ``options`` (for example ``model=``, ``device=``), each checked
+    against its declared options first."""
+    factory = adapter_factory(name)
+    adapter = factory(**check_options(name, factory, options))
     if not isinstance(adapter, ModelAdapter):
         raise TypeError(f"adapter '{name}' built a {type(adapter).__name__}, not a ModelAdapter")
     return adapter
 
 
-__all__ = ["AdapterError", "AdapterInfo", "Audio", "LogLikelihood", "ModelAdapter", "Request", "get_adapter",
-           "list_adapters", "ENTRY_POINT_GROUP"]
+__all__ = ["AdapterError", "AdapterInfo", "Audio", "LogLikelihood", "ModelAdapter", "ModelOptionError", "Request",
+           "adapter_factory", "check_model_options", "declared_modes", "get_adapter", "list_adapters", "option_schema",
+           "ENTRY_POINT_GROUP"]

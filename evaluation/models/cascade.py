@@ -9,12 +9,14 @@ and calls it appears in.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from s2sbench.evaluation.models.base import AdapterError, Audio, LogLikelihood, ModelAdapter, Request
+from s2sbench.evaluation.models.options import forwards_options
 from s2sbench.pipeline.manifest import sha256_bytes
 
 #: languages written without spaces between words: the transcript and the continuation are joined directly
@@ -22,6 +24,20 @@ _UNSPACED = frozenset({"zh", "ja", "th", "lo", "km", "my", "yue", "bo"})
 ASR_SAMPLE_RATE_HZ = 16000
 
 
+def lm_options_target(values: Mapping[str, Any]) -> tuple[Any, tuple[str, ...]]:
+    """What the cascade's ``**lm_options`` are options of: the adapter registered as ``lm``, else hf-causal (with
+    ``model`` set to ``lm``); none for an ``lm`` passed as an adapter."""
+    from s2sbench.evaluation.models import _BY_NAME, adapter_factory
+
+    lm = values.get("lm", "smollm2")
+    if not isinstance(lm, str):
+        return None, ()
+    if lm in _BY_NAME:
+        return adapter_factory(lm), ()
+    return adapter_factory("hf-causal"), ("model",)
+
+
+@forwards_options(choose=lm_options_target)
 class CascadeAdapter(ModelAdapter):
     name = "cascade"
     modes = frozenset({"T->T", "S->T"})

@@ -28,6 +28,7 @@ import numpy as np
 
 from s2sbench.evaluation.models.base import AdapterError, Audio, Request
 from s2sbench.evaluation.models.causal import CausalLMAdapter, Encoded, encode_text_pair
+from s2sbench.evaluation.models.options import forwards_options
 from s2sbench.evaluation.models.remote_code import require_remote_code
 from s2sbench.pipeline.manifest import sha256_bytes
 
@@ -102,6 +103,7 @@ def _repo_module(repo: Path, relative: str, name: str) -> Any:
     return module
 
 
+@forwards_options(FreezeOmniAdapter, fixed=("tokenizer", "embed_audio", "model_id"))
 def freeze_omni(model: str | Path, *, llm: str | Path, repo: str | Path, trust_remote_code: bool = False,
                 device: str = "cuda", dtype: Any = "float16", **options: Any) -> FreezeOmniAdapter:
     """Freeze-Omni from a checkout of its repository (``repo``), its checkpoint directory (``model``, the

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from s2sbench.evaluation.models.base import Audio
+from s2sbench.evaluation.models.options import forwards_options
 from s2sbench.evaluation.models.remote_code import require_remote_code
 from s2sbench.evaluation.models.unit_lm import InterleavedUnitLMAdapter
 
@@ -63,6 +64,7 @@ def speech_tokenizer_from_repo(repo: str | Path, tokenizer: str, device: str) ->
     return speech_text
 
 
+@forwards_options(GLM4VoiceAdapter, fixed=("tokenizer", "speech_text", "model_id"))
 def glm4_voice(model: str = GLM4_VOICE_LM, *, speech_tokenizer: str = GLM4_VOICE_TOKENIZER,
                repo: str | Path | None = None, trust_remote_code: bool = False, revision: str | None = None,
                dtype: Any = None, device: str | None = None, **options: Any) -> GLM4VoiceAdapter:

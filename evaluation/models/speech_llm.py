@@ -15,12 +15,26 @@ import numpy as np
 
 from s2sbench.evaluation.models.base import AdapterError, Audio, LogLikelihood, Request
 from s2sbench.evaluation.models.causal import CausalLMAdapter, Encoded, encode_text_pair
+from s2sbench.evaluation.models.options import forwards_options
 from s2sbench.pipeline.manifest import sha256_bytes
 
 SAMPLE_RATE_HZ = 16000
 AUDIOS_PER_SLICE = 64
 
 
+#: what ``**load_options`` may name: the from_pretrained arguments a speech LLM is loaded with (the rest of
+#: from_pretrained's keywords are set by the adapter, or select weights it does not expect)
+FROM_PRETRAINED_OPTIONS = {
+    "attn_implementation": (str | None, None),
+    "cache_dir": (str | None, None),
+    "local_files_only": (bool, False),
+    "low_cpu_mem_usage": (bool | None, None),
+    "subfolder": (str, ""),
+    "use_safetensors": (bool | None, None),
+}
+
+
+@forwards_options(names=FROM_PRETRAINED_OPTIONS)
 class SpeechLLMAdapter(CausalLMAdapter):
     modes = frozenset({"T->T", "S->T"})
     kind = "speech LLM"

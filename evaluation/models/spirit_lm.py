@@ -16,6 +16,7 @@ import importlib.util
 from typing import Any
 
 from s2sbench.evaluation.models.base import Audio
+from s2sbench.evaluation.models.options import forwards_options
 from s2sbench.evaluation.models.unit_lm import InterleavedUnitLMAdapter
 
 SPIRIT_LM_BASE = "spirit-lm-base-7b"
@@ -31,6 +32,7 @@ class SpiritLMAdapter(InterleavedUnitLMAdapter):
     text_to_speech = "[Speech]"
 
 
+@forwards_options(SpiritLMAdapter, fixed=("tokenizer", "speech_text", "model_id"))
 def spirit_lm(model: str = SPIRIT_LM_BASE, *, dtype: Any = None, device: str | None = None,
               **options: Any) -> SpiritLMAdapter:
     """Spirit LM through its own ``spiritlm`` package (``model``: a variant name or a checkpoint directory)."""

@@ -93,9 +93,10 @@ def _runs_section(inputs: ReportInputs) -> str:
     for run in inputs.runs:
         model, dataset = run.results.model, run.results.dataset
         revision = "(the model id)" if model.revision == model.model_id else model.revision
-        rows.append([run.label, model.kind, model.model_id, revision, model.licence or "not recorded",
-                     dataset.build_dir, run.source or ""])
-    header = ["run", "kind", "model", "revision", "licence", "build", "results file"]
+        where = dataset.location + (f"@{dataset.revision[:12]}" if dataset.revision else "")
+        rows.append([run.label, model.kind, model.model_id, revision, model.licence or "not recorded", where,
+                     run.source or ""])
+    header = ["run", "kind", "model", "revision", "licence", "dataset", "results file"]
     return "<h2 id='runs'>Runs</h2>" + _table(header, rows)
 
 

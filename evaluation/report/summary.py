@@ -169,7 +169,7 @@ def accuracy_frame(runs: Sequence[Run]):
                             "run": run.label, "model": model.name, "revision": model.revision, "task": task,
                             "language": entry.language, "mode": mode, "normalization": normalization,
                             "rule": rule, "accuracy": a.value, "ci_low": a.ci_low, "ci_high": a.ci_high,
-                            "n_units": a.n_units, "unit": a.unit, "chance": a.chance,
+                            "stderr": a.stderr, "n_units": a.n_units, "unit": a.unit, "chance": a.chance,
                             "mean_right_loss": summary.mean_right_loss, "mean_wrong_loss": summary.mean_wrong_loss,
                         })  # fmt: skip
     return pd.DataFrame(rows)

@@ -1,22 +1,27 @@
-"""``s2sbench eval``: score a model (or every checkpoint of a training run) on a build, write results and plots."""
+"""``s2sbench eval``: score a model (or every checkpoint of a training run) on a build, a Hub dataset or a saved
+folder; write results, tables and plots. Everything is checked before the model loads."""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from s2sbench.flows.commands import add_command
 
 EXAMPLES = """examples:
   s2sbench eval --dataset build/ --model smollm2 --out results/
+  s2sbench eval --dataset my-org/sstorycloze-demo@v2 --model cascade --modes 'T->T' 'S->T' --out results/
+  s2sbench eval --dataset saved/ --model smollm2 --tasks sstorycloze --limit 100 --voices piper-en-joe --out results/
   s2sbench eval --dataset build/ --model hf-causal --model-arg model=Qwen/Qwen2.5-7B --modes 'T->T' --out results.json
   s2sbench eval --dataset build/ --model qwen2-audio --modes 'T->T' 'S->T' --out results/ --bootstrap 5000
   s2sbench eval --dataset build/ --model hf-causal --model-glob 'runs/ckpt_*' --out sweep/
   s2sbench eval --dataset build/ --model hf-causal --model-glob 'runs/step-*-hf' --step-pattern 'step-(\\d+)' --out sweep/
 
 Quote the modes: an unquoted T->T is a shell redirection.
---out DIR writes results.json, samples.jsonl, original/ (the reference's result.jsonl and summary) and the score cache
-there; --out FILE.json names the results file inside FILE's folder. With --model-glob, each checkpoint is passed to
+--dataset is a build folder, a Hub dataset ORG/NAME[@REVISION] (at HF_ENDPOINT) or a folder saved with `datasets`.
+--out DIR writes results.json, results_lm_eval.json, results.md, results.csv, samples.jsonl, original/ (the original
+code's result.jsonl and results_summary.txt) and the score cache there; --out FILE.json names the results file inside FILE's folder. With --model-glob, each checkpoint is passed to
 the adapter as --checkpoint-arg (default: model) and <out>/trajectory.csv and <out>/plots/<task>.png are written.
 Scores are cached in <out>/score_cache.jsonl (a sweep: <out>/checkpoints/<name>/score_cache.jsonl): a rerun
 scores nothing it has scored before.
@@ -28,13 +33,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers,
         "eval",
-        help="score a model on a build (accuracy per mode, degradation, checkpoint sweeps)",
-        description="Score a model on a build in T->T, S->T, S->S and T->S modes; report accuracies with bootstrap "
+        help="score a model on a build, a Hub dataset or a saved folder (accuracy per mode, degradation, sweeps)",
+        description="Score a model on a build, a Hub dataset or a saved datasets folder in T->T, S->T, S->S and T->S modes; report accuracies with bootstrap "
         "intervals, the text-to-speech degradation with an exact McNemar test, and checkpoint trajectories.",
         epilog=EXAMPLES,
     )
-    parser.add_argument("--dataset", "--build", dest="dataset", required=True, type=Path, metavar="DIR",
-                        help="build directory (the one with dataset/); --build is the same option, as in `report`")
+    parser.add_argument("--dataset", "--build", dest="dataset", required=True, metavar="DIR|ORG/NAME[@REV]",
+                        help="a build folder, a Hub dataset id, or a folder saved with `datasets` (--build: the same)")
+    parser.add_argument("--tasks", type=_names, default=(), metavar="A,B", help="evaluate only these tasks")
+    parser.add_argument("--voices", type=_names, default=(), metavar="V,W", help="only the rows of these voices")
+    parser.add_argument("--limit", type=int, metavar="N", help="only the first N items of each task")
+    parser.add_argument("--split", help="the split of each config (default: test, else its only split)")
     parser.add_argument("--model", required=True, help="adapter name (hf-causal, smollm2, cascade, qwen2-audio, ...)")
     parser.add_argument("--model-arg", action="append", default=[], metavar="KEY=VALUE",
                         help="adapter option, repeatable (values parse as YAML: 8 -> int, true -> bool)")  # fmt: skip
@@ -52,6 +61,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="requests handed to the model at once; scores are saved after each call (default 64); "
                         "the model's own batch size is a --model-arg, e.g. batch_size=8")  # fmt: skip
     parser.set_defaults(handler=run)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """A comma-separated list of names (``a,b``)."""
+    return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
 def parse_model_args(pairs: list[str]) -> dict[str, object]:
@@ -76,14 +90,15 @@ def _options(args: argparse.Namespace):
     tasks = {task.name: task for task in (load_task(path) for path in args.task_file)}
     boot = BootstrapOptions(n_resamples=args.bootstrap, **({"seed": args.seed} if args.seed is not None else {}))
     results_file = args.out.name if args.out.suffix == ".json" else RESULTS_FILE
-    return EvalOptions(bootstrap=boot, requests_per_call=args.requests_per_call, tasks=tasks or None, results_file=results_file)
+    return EvalOptions(bootstrap=boot, requests_per_call=args.requests_per_call, tasks=tasks or None,
+                       results_file=results_file, select_tasks=args.tasks, voices=args.voices, limit=args.limit,
+                       split=args.split)  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    from s2sbench.evaluation.models import get_adapter
+    from s2sbench.evaluation.plan import plan_evaluation, run_plan
     from s2sbench.evaluation.report.summary import results_markdown
     from s2sbench.evaluation.results_dir import ResultsDir
-    from s2sbench.evaluation.run import evaluate
     from s2sbench.flows.cli import CommandError
 
     model_options = parse_model_args(args.model_arg)
@@ -92,21 +107,27 @@ def run(args: argparse.Namespace) -> int:
     if args.model_glob is None:
         if args.step_pattern:
             raise CommandError("--step-pattern needs --model-glob")
-        results = evaluate(args.dataset, get_adapter(args.model, **model_options), args.modes, out_dir, options)
+        plan = plan_evaluation(args.model, args.dataset, args.modes, model_options, options)  # before the model loads
+        results = run_plan(plan, out_dir)
         print(results_markdown(results), end="")
         written = ResultsDir(out_dir, options.results_file)
-        print(f"results: {written.results_path}   samples: {written.samples_path}")
+        print(f"results: {written.results_path}   lm-eval: {written.lm_eval_path}   table: {written.markdown_path}, "
+              f"{written.csv_path}   samples: {written.samples_path}")  # fmt: skip
         return 0
     from s2sbench.evaluation.sweep import DEFAULT_STEP_PATTERN, find_checkpoints, sweep
 
     if args.checkpoint_arg in model_options:
         raise CommandError(f"--model-arg {args.checkpoint_arg}=... conflicts with --model-glob (it sets that option)")
     checkpoints = find_checkpoints(args.model_glob, args.step_pattern or DEFAULT_STEP_PATTERN)
+    first = {**model_options, args.checkpoint_arg: str(checkpoints[0].path)}
+    plan = plan_evaluation(args.model, args.dataset, args.modes, first, options)
 
     def make_adapter(path: Path):
+        from s2sbench.evaluation.models import get_adapter
+
         return get_adapter(args.model, **{**model_options, args.checkpoint_arg: str(path)})
 
-    trajectory = sweep(args.dataset, checkpoints, make_adapter, args.modes, out_dir, options)
+    trajectory = sweep(plan.data, checkpoints, make_adapter, args.modes, out_dir, replace(options, model_args=model_options))
     print(f"{len(checkpoints)} checkpoints (steps {', '.join(str(c.step) for c in checkpoints)}): "
           f"{trajectory.n_scored} candidates scored, {trajectory.n_cached} from the cache")  # fmt: skip
     print(f"trajectory: {trajectory.table}")

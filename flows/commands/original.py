@@ -9,7 +9,12 @@ from s2sbench.flows.commands import add_command
 
 EXPORT_EXAMPLES = """examples:
   s2sbench export-original build/ --out s2s-original/
-  # then, with the original code: --config s2s-original/eval_s2t.yaml --root_dir s2s-original/
+
+Then run the original S2SBench code (github undobug/S2SBench) unchanged, from its s2t/ (or t2t/) folder; the export
+prints the --dataset_list of each config file (choice sets are scored under the one name cmmlu_write_4):
+  python s2t_infer_ppl.py --config s2s-original/eval_s2t.yaml --root_dir s2s-original/ \\
+      --dataset_list demo-stories-en--piper-en-joe cmmlu_write_4 --checkpoint 'ckpts/ckpt_0_1000_*/'
+The summary readers take checkpoint folders named ckpt_<n>_<step>_<anything>.
 """
 IMPORT_EXAMPLES = """examples:
   s2sbench import-original s2s-original/ --out imported/          # an export-original folder (restores it exactly)
@@ -50,9 +55,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_export(args: argparse.Namespace) -> int:
     from s2sbench.pipeline.publish.original import export_original
 
-    for exported in export_original(args.build, args.out):
-        print(f"{exported.config}: {exported.items} items, {exported.rows} rows ({exported.format})")
-    print(f"original layout in {args.out} (config for the original code: {args.out / 'eval_s2t.yaml'})")
+    exported = export_original(args.build, args.out)
+    for entry in exported:
+        print(f"{entry.name}: {entry.items} items, {entry.rows} rows ({entry.format}), in {entry.config_file} as {entry.original_name}")
+    print(f"original layout in {args.out}; run the original code with each config file:")
+    for config_file in dict.fromkeys(entry.config_file for entry in exported):
+        names = " ".join(entry.original_name for entry in exported if entry.config_file == config_file)
+        print(f"  python s2t_infer_ppl.py --config {args.out / config_file} --root_dir {args.out} --dataset_list {names} "
+              "--checkpoint 'CKPT_DIR/ckpt_0_<step>_<name>/'")
     return 0
 
 

@@ -25,8 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers,
         "publish",
         help="upload a build to the Hugging Face Hub and check it loads back",
-        description="Upload a build as a Hub dataset (a config per task and voice, parquet with embedded audio, a "
-        "generated dataset card), then load it back and compare row counts and audio hashes.",
+        description="Upload a build as a Hub dataset (the build's configs, a task each or a task and voice each, in "
+        "the task's split; parquet with embedded audio; a generated dataset card with the default config, a licence "
+        "per source and true sizes), then load it back and compare row counts and audio hashes.",
         epilog=EXAMPLES,
     )
     parser.add_argument("build", type=Path, metavar="DIR", help="build directory (from `s2sbench build`)")
@@ -35,7 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--revision", default="main", help="branch to commit to (created from main if missing)")
     parser.add_argument("--dry-run", type=Path, nargs="?", const=DRY_RUN_DEFAULT, metavar="OUT",
                         help=f"write the folder that would be uploaded to OUT (default: DIR/{DRY_RUN_DEFAULT}); upload nothing")
-    parser.add_argument("--license", help="Hub licence id for the card (default: from the sources, else 'other')")
+    parser.add_argument("--license", help="one Hub licence id for the card (default: one per source, from the task "
+                        "files' source.licence or the loaders' known licences)")
+    parser.add_argument("--default-config", metavar="NAME", help="the config `load_dataset(repo)` opens (default: "
+                        "the build's, its first task)")
     parser.add_argument("--attempts", type=int, default=5, help="tries per step on transient HTTP errors (default 5)")
     parser.add_argument("--no-verify", action="store_true", help="skip loading the dataset back after the upload")
     parser.set_defaults(handler=run)
@@ -59,13 +63,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = publish_build(
             build, args.repo_id, revision=args.revision, private=args.private, dry_run_dir=args.dry_run,
-            licence=args.license, policy=RetryPolicy(attempts=args.attempts), verify=not args.no_verify,
+            licence=args.license, default_config=args.default_config, policy=RetryPolicy(attempts=args.attempts),
+            verify=not args.no_verify,
         )
     except PublishError as error:
         hint = "" if args.dry_run else " (re-run the same command to resume)"
         raise CommandError(f"{error}{hint}") from error
     for config in result.configs:
-        print(f"{config.name}: {config.num_rows} rows ({config.split}), {len(config.files)} file(s)")
+        print(f"{config.name}{' (default)' if config.default else ''}: {config.num_rows} rows ({config.split}), "
+              f"{len(config.files)} file(s)")
     if result.staged_dir is not None:
         print(f"dry run: the repo folder is in {result.staged_dir}")
         return 0

@@ -8,7 +8,6 @@ from the report, else the voice registry.
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,19 +15,34 @@ from pathlib import Path
 from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.records import ClipCheck
-from s2sbench.pipeline.tasks import GateConfig, SourceConfig, TaskConfig
+from s2sbench.pipeline.configs import DEFAULT_SPLIT
+from s2sbench.pipeline.tasks import GateConfig, LicenceConfig, SourceConfig, TaskConfig
 
-DEFAULT_SPLIT = "test"
+TEMPLATE = Path(__file__).with_name("dataset_card.md.j2")
 
-# What a card says about each source format: the Hub licence id, a sentence of terms, and the BibTeX to cite.
+
+@dataclass(frozen=True)
+class SourceTerms:
+    """What the card says about a source: its licence (a Hub licence id, or ``other`` with a name and a link), a
+    sentence of terms, and the BibTeX key to cite."""
+
+    licence: LicenceConfig
+    terms: str
+    citation: str | None = None
+
+
+STORY_CLOZE_TERMS = LicenceConfig(id="other", name="story-cloze-terms", link="https://cs.rochester.edu/nlp/rocstories/")
+# What a card says about each source format when its task file names no licence.
 SOURCES = {
-    "storycloze": ("other", "Story Cloze Test (ROCStories, spring 2016), distributed by its authors under their terms of "
-                   "use; check them before redistributing the stories.", "mostafazadeh2016"),
-    "xstorycloze": ("cc-by-sa-4.0", "XStoryCloze (professional translations of the Story Cloze Test), CC BY-SA 4.0.", "lin2022"),
-    "cmmlu": ("cc-by-nc-4.0", "CMMLU questions (rewritten into statements for sCMMLU), CC BY-NC 4.0.", "li2023cmmlu"),
-    "jsonl": ("other", "Items read from a JSONL file; its licence is whatever its author set.", None),
+    "storycloze": SourceTerms(STORY_CLOZE_TERMS, "Story Cloze Test (ROCStories), distributed by its authors under their "
+                              "terms of use; check them before redistributing the stories.", "mostafazadeh2016"),
+    "xstorycloze": SourceTerms(LicenceConfig(id="cc-by-sa-4.0"), "XStoryCloze (professional translations of the Story "
+                               "Cloze Test), CC BY-SA 4.0.", "lin2022"),
+    "cmmlu": SourceTerms(LicenceConfig(id="cc-by-nc-4.0"), "CMMLU questions (rewritten into statements for sCMMLU), "
+                         "CC BY-NC 4.0.", "li2023cmmlu"),
 }
-DEMO_SOURCE = ("apache-2.0", "Demo items written for s2sbench, under the s2sbench licence (Apache-2.0).", None)
+DEMO_SOURCE = SourceTerms(LicenceConfig(id="apache-2.0"), "Demo items written for s2sbench, under the s2sbench licence (Apache-2.0).")
+UNKNOWN = LicenceConfig(id="unknown")
 
 CITATIONS = {
     "s2sbench": """@article{fang2025s2sbench,
@@ -60,15 +74,17 @@ CITATIONS = {
 
 @dataclass(frozen=True)
 class HubConfig:
-    """One config of the Hub dataset: the rows of one task spoken by one voice."""
+    """One config of the Hub dataset: the rows of one task (spoken by ``voices``) in one split."""
 
     name: str
     task: str
-    voice: str
+    voices: tuple[str, ...]
     split: str
     num_rows: int
-    num_bytes: int
+    num_bytes: int  # the Arrow table's bytes, audio included (datasets' SplitInfo.num_bytes)
+    download_size: int  # the bytes of its parquet files
     files: tuple[str, ...]  # paths in the repo
+    default: bool = False
 
 
 @dataclass(frozen=True)
@@ -170,110 +186,88 @@ def size_category(rows: int) -> str:
     return "n>1M"
 
 
-def source_terms(task: TaskFacts) -> tuple[str, str, str | None]:
+def source_terms(task: TaskFacts) -> SourceTerms:
+    """The licence and terms of a task's source: its task file's ``source.licence``, else the loader's known one."""
     if task.source is None:
-        return ("other", "Items imported from the original S2SBench layout; their licence is that of their source.", None)
-    loader = task.source.loader
-    if loader == "jsonl" and str(task.source.path or "").startswith("demo/"):
-        return DEMO_SOURCE
-    return SOURCES.get(loader, ("other", f"Items from the '{loader}' loader.", None))
+        return SourceTerms(UNKNOWN, "Items imported from the original S2SBench layout; their licence is that of their source.")
+    known = DEMO_SOURCE if task.source.loader == "jsonl" and str(task.source.path or "").startswith("demo/") else \
+        SOURCES.get(task.source.loader, SourceTerms(UNKNOWN, f"Items from the '{task.source.loader}' loader."))
+    if task.source.licence is None:
+        return known
+    return SourceTerms(task.source.licence, f"Items from the '{task.source.loader}' loader, under the licence its task "
+                       "file names.", known.citation)  # fmt: skip
 
 
-def _error_rate_lines(checks: list[ClipCheck]) -> list[str]:
-    lines = []
+def card_licences(terms: list[SourceTerms], override: str | None = None) -> dict:
+    """The card's licence fields: ``license`` (one id, or one per source) and, for an ``other`` licence,
+    ``license_name`` and ``license_link`` (the Hub has one pair: sources under several other licences are named
+    together, with a link to the card's list of sources)."""
+    if override:
+        return {"license": override}
+    ids = list(dict.fromkeys(term.licence.id for term in terms)) or [UNKNOWN.id]
+    fields: dict = {"license": ids[0] if len(ids) == 1 else ids}
+    others = list(dict.fromkeys((t.licence.name, t.licence.link) for t in terms if t.licence.id == "other"))
+    if len(others) == 1:
+        fields["license_name"], fields["license_link"] = others[0]
+    elif others:
+        fields["license_name"] = "-and-".join(name for name, _ in others)
+        fields["license_link"] = "README.md#sources"
+    return fields
+
+
+def error_rate_rows(checks: list[ClipCheck]) -> list[dict]:
+    """Per metric over every attempt: count, mean, median, 90th percentile and maximum of the error rate."""
+    import numpy as np
+
+    rows = []
     for metric in sorted({check.metric for check in checks if check.error_rate is not None}):
-        rates = sorted(check.error_rate for check in checks if check.metric == metric and check.error_rate is not None)
-        p90 = rates[min(len(rates) - 1, int(0.9 * len(rates)))]
-        lines.append(f"| {metric.upper()} | {len(rates)} | {statistics.fmean(rates):.3f} | {statistics.median(rates):.3f} | {p90:.3f} | {rates[-1]:.3f} |")
-    return lines
+        rates = np.array([check.error_rate for check in checks if check.metric == metric and check.error_rate is not None])
+        rows.append({"metric": metric.upper(), "n": len(rates), "mean": rates.mean(), "median": float(np.median(rates)),
+                     "p90": float(np.quantile(rates, 0.9, method="lower")), "max": rates.max()})  # fmt: skip
+    return rows
 
 
-def _yaml_header(build: BuildDescription, configs: list[HubConfig], features: dict, licence: str) -> str:
-    import datasets
-    from datasets.info import DatasetInfosDict
-    from huggingface_hub import DatasetCardData
+def card_data(build: BuildDescription, configs: list[HubConfig], features, licence: str | None = None):
+    """The card's YAML header as ``huggingface_hub.DatasetCardData``: configs (default marked) with their data files,
+    features, rows and sizes; languages; a licence per source; task and size categories."""
+    from s2sbench.pipeline.configs import ConfigEntry, SplitEntry, index_card_data
 
-    card_data = DatasetCardData(
-        language=sorted({build.task(c.task).language for c in configs}) or None,
-        license=licence, task_categories=["multiple-choice"],
-        size_categories=[size_category(sum(c.num_rows for c in configs))],
-        pretty_name=f"s2sbench build ({', '.join(sorted({c.task for c in configs}))})",
+    used = sorted({c.task for c in configs})
+    entries = [ConfigEntry(name=c.name, default=c.default, splits=[SplitEntry(
+        name=c.split, path=f"{c.name}/{c.split}-*.parquet", num_rows=c.num_rows, num_bytes=c.num_bytes,
+        download_size=c.download_size)]) for c in configs]  # fmt: skip
+    return index_card_data(
+        entries, features, language=sorted({build.task(task).language for task in used}) or None,
+        **card_licences([source_terms(build.task(task)) for task in used], licence),
+        task_categories=["multiple-choice"], size_categories=[size_category(sum(c.num_rows for c in configs))],
+        pretty_name=f"s2sbench build ({', '.join(used)})",
         tags=["audio", "speech", "spoken-language-understanding", "speech-llm", "s2sbench"],
-        configs=[{"config_name": c.name, "data_files": [{"split": c.split, "path": f"{c.name}/{c.split}-*.parquet"}],
-                  **({"default": True} if index == 0 else {})} for index, c in enumerate(configs)],
-    )
-    infos = DatasetInfosDict({
-        c.name: datasets.DatasetInfo(
-            config_name=c.name, features=datasets.Features.from_dict(features[c.name]),
-            splits=datasets.SplitDict({c.split: datasets.SplitInfo(name=c.split, num_bytes=c.num_bytes, num_examples=c.num_rows)}),
-            dataset_size=c.num_bytes,
-        ) for c in configs
-    })
-    infos.to_dataset_card_data(card_data)
-    return card_data.to_yaml()
+    )  # fmt: skip
 
 
-def render_card(build: BuildDescription, configs: list[HubConfig], features: dict, repo_id: str, licence: str | None = None) -> str:
-    """The README.md of the Hub repo: YAML header (configs, features, languages, licence, categories) and the story."""
+def render_card(build: BuildDescription, configs: list[HubConfig], features, repo_id: str, licence: str | None = None) -> str:
+    """The README.md of the Hub repo: :func:`card_data` as its header, then how the set was made
+    (``dataset_card.md.j2``, rendered by ``huggingface_hub.DatasetCard.from_template``)."""
+    from huggingface_hub import DatasetCard
+
     used = sorted({c.task for c in configs})
     terms = {task: source_terms(build.task(task)) for task in used}
-    licences = {hub_id for hub_id, _, _ in terms.values()}
-    licence = licence or (licences.pop() if len(licences) == 1 else "other")
-    out = ["---", _yaml_header(build, configs, features, licence).rstrip(), "---", ""]
-    out += [f"# {repo_id}", "",
-            "Spoken benchmark items built with s2sbench (a reimplementation of S2SBench, arXiv:2505.14438): the context "
-            "is speech (16 kHz), the candidate continuations are text. A speech LLM is scored by the likelihood it gives each "
-            "candidate after hearing the context; comparing with the text-context score measures what speech costs it.", ""]
-    out += ["## Configs", "", "| config | task | voice | split | rows |", "|---|---|---|---|---|"]
-    out += [f"| `{c.name}` | {c.task} | {c.voice} | {c.split} | {c.num_rows} |" for c in configs]
-    out += ["", f"Total rows: {sum(c.num_rows for c in configs)}.", ""]
-    out += ["## Sources", ""]
-    for task in used:
-        facts = build.task(task)
-        where = (facts.source.hub_id or facts.source.path if facts.source else None) or "(not recorded)"
-        loader = facts.source.loader if facts.source else "?"
-        out.append(f"- **{task}** ({facts.language}): loader `{loader}`, from `{where}`. {terms[task][1]}")
-    out += ["", "## Speech synthesis", "", "| voice | engine | model | licence of the weights |", "|---|---|---|---|"]
-    for voice in sorted({c.voice for c in configs}):
-        info = build.voices.get(voice, {})
-        label = f"{voice} (**low intelligibility**)" if info.get("intelligibility") == "low" else voice
-        out.append(f"| {label} | {info.get('engine', '?')} | {info.get('model', '?')} | {info.get('licence', 'unknown')} |")
-    out += ["", "Engine versions seen in the clips: " + "; ".join(f"{engine} ({', '.join(sorted(versions))})" for engine, versions in sorted(build.engines.items())) + "."]
-    out += ["", f"Text normalization: {build.report.normalization.describe()}. In this build {build.clips_rewritten} of "
-            f"{build.clips} clip texts were changed by it (each clip records `text` and `normalized_text`)."]
-    out += ["", "## ASR verification gate", ""]
-    for task in used:
-        gate = build.task(task).gate
-        if gate is None:
-            out.append(f"- **{task}**: not verified by s2sbench (imported audio; `verification_status` is `unverified`).")
-            continue
-        out.append(f"- **{task}**: {gate.asr.engine} `{gate.asr.model}` transcribes every clip; a clip passes when its "
-                   f"{gate.metric.upper()} is at most {gate.max_error_rate:g}, with up to {gate.max_attempts} synthesis "
-                   "attempts (new seed each).")
-    if build.checks:
-        attempts = len(build.checks)
-        rejected = sum(check.status == "rejected" for check in build.checks)
-        unverified = sum(check.status == "unverified" for check in build.checks)
-        out += ["", f"Attempts checked: {attempts}; rejected: {rejected}; unverified: {unverified}.", "",
-                "| metric | attempts | mean | median | p90 | max |", "|---|---|---|---|---|---|", *_error_rate_lines(build.checks)]
-    out += ["", "Item x voice pairs dropped (every attempt failed, or the source row was unusable), by reason:", ""]
-    dropped = [(task, code, count) for (task, code), count in sorted(build.drops.items()) if task in used]
-    out += [f"- {task}: {count} for `{code}` (e.g. {build.drop_examples[(task, code)]})" for task, code, count in dropped] or ["- none"]
-    out += ["", "## Columns", "",
-            "`context_audio` (Audio, 16 kHz) speaks `context`; `candidates` are the text continuations and `label` indexes "
-            "the right one; `candidate_audio` holds spoken candidates when the task speaks them. `context_transcript`, "
-            "`context_error_rate`, `context_metric` and `verification_status` are the ASR gate's verdict on the context clip; "
-            "`source_file` and `source_row` point back to the source.", ""]
-    first = configs[0] if configs else None
-    name, split, task = (first.name, first.split, first.task) if first else ("CONFIG", DEFAULT_SPLIT, "TASK")
-    out += ["## Use", "", "```python", "from datasets import DatasetDict, load_dataset", "",
-            f'ds = load_dataset("{repo_id}", "{name}", split="{split}")', "```", "",
-            "Evaluate a model with s2sbench (speech context vs text context on the same items): save the config where "
-            "`s2sbench eval` reads a build's dataset, then run it (add `--task-file TASK.yaml` for a task that is not in "
-            "the s2sbench task registry):", "", "```python",
-            f'DatasetDict({{"{task.replace("-", "_")}": ds}}).save_to_disk("from-hub/dataset")', "```", "", "```bash",
-            "s2sbench eval --dataset from-hub/ --model smollm2 --out results/", "```", ""]
-    out += ["The build report of this set is `build_report.json` in this repo.", "", "## Citation", "", "```bibtex", CITATIONS["s2sbench"]]
-    out += [CITATIONS[key] for key in sorted({cite for _, _, cite in terms.values() if cite})]
-    out += ["```", ""]
-    return "\n".join(out)
+    checks = build.checks
+    default = next((c for c in configs if c.default), None)
+    card = DatasetCard.from_template(
+        card_data(build, configs, features, licence), template_path=str(TEMPLATE), repo_id=repo_id, configs=configs,
+        default=default, total_rows=sum(c.num_rows for c in configs),
+        sources=[{"task": task, "facts": build.task(task), "terms": terms[task],
+                  "where": (build.task(task).source.hub_id or build.task(task).source.path if build.task(task).source else None)
+                  or "(not recorded)"} for task in used],
+        voices=[(voice, build.voices.get(voice, {})) for voice in sorted({v for c in configs for v in c.voices})],
+        engines=sorted((engine, sorted(versions)) for engine, versions in build.engines.items()),
+        normalization=build.report.normalization.describe(), clips=build.clips, clips_rewritten=build.clips_rewritten,
+        gates=[(task, build.task(task).gate) for task in used],
+        attempts=len(checks), rejected=sum(c.status == "rejected" for c in checks),
+        unverified=sum(c.status == "unverified" for c in checks), error_rates=error_rate_rows(checks),
+        drops=[(task, code, count, build.drop_examples[(task, code)])
+               for (task, code), count in sorted(build.drops.items()) if task in used],
+        citations=[CITATIONS["s2sbench"]] + [CITATIONS[key] for key in sorted({t.citation for t in terms.values() if t.citation})],
+    )  # fmt: skip
+    return str(card)

@@ -1,8 +1,8 @@
 """A build on the Hugging Face Hub: stage the repo folder, upload it with retries and resume, load it back to check.
 
 Repo layout: ``README.md`` (the card), ``build_report.json``, and one folder per config with parquet shards
-``<config>/<split>-00000-of-0000N.parquet`` that embed the audio. A config is a task, or a task and voice when the
-task has several voices. Staging is deterministic (same build, same bytes), which is what makes a re-run upload
+``<config>/<split>-00000-of-0000N.parquet`` that embed the audio. The configs are the build's
+(:mod:`s2sbench.pipeline.configs`): a task, or a task and voice when its task file asks for it, in the task's split. Staging is deterministic (same build, same bytes), which is what makes a re-run upload
 skip every file the Hub already holds: the upload compares content hashes with the remote tree before each commit,
 so a run killed half-way resumes without duplicating a file, and a commit whose answer was lost is not re-made.
 
@@ -19,7 +19,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -46,15 +46,6 @@ class StagedRepo:
     configs: list[HubConfig]
 
 
-def config_name(task: str, voice: str, task_voices: int) -> str:
-    """The Hub config (and its folder) of a task, or of a task and voice when the task has several voices."""
-    from s2sbench.pipeline.records import safe_component
-
-    safe_component(task, "dataset column 'task'")
-    safe_component(voice, "dataset column 'voice'")
-    return task if task_voices == 1 else f"{task}--{voice}"
-
-
 def _audio_columns(features) -> list[str]:
     import datasets
 
@@ -64,12 +55,13 @@ def _audio_columns(features) -> list[str]:
     return [name for name, feature in features.items() if is_audio(feature)]
 
 
-def _write_shards(rows, out_dir: Path, name: str, split: str, num_bytes: int, max_shard_bytes: int) -> tuple[str, ...]:
-    """Write ``rows`` as ``<name>/<split>-NNNNN-of-NNNNN.parquet`` with the audio bytes embedded; returns the paths."""
+def _write_shards(rows, out_dir: Path, name: str, split: str, max_shard_bytes: int) -> tuple[tuple[str, ...], int]:
+    """Write ``rows`` as ``<name>/<split>-NNNNN-of-NNNNN.parquet`` with the audio bytes embedded; returns the paths
+    and the bytes of the files (``download_size``)."""
     from datasets.table import embed_table_storage
 
-    n_shards = max(1, math.ceil(num_bytes / max_shard_bytes))
-    files = []
+    n_shards = max(1, math.ceil(rows.data.nbytes / max_shard_bytes))
+    files, download_size = [], 0
     for shard_index in range(n_shards):
         shard = rows.shard(n_shards, shard_index, contiguous=True)
         # in memory: a cache file would land inside the build directory
@@ -81,36 +73,43 @@ def _write_shards(rows, out_dir: Path, name: str, split: str, num_bytes: int, ma
         shard.to_parquet(str(partial))
         os.replace(partial, target)
         files.append(relative)
-    return tuple(files)
+        download_size += target.stat().st_size
+    return tuple(files), download_size
 
 
 def stage_repo(build_dir: str | Path | BuildDir, out_dir: str | Path, repo_id: str, *, licence: str | None = None,
-               max_shard_bytes: int = MAX_SHARD_BYTES) -> StagedRepo:
-    """Write the exact folder that would be uploaded for ``build_dir`` into ``out_dir`` (which must be empty)."""
+               default_config: str | None = None, max_shard_bytes: int = MAX_SHARD_BYTES) -> StagedRepo:
+    """Write the exact folder that would be uploaded for ``build_dir`` into ``out_dir`` (which must be empty): the
+    build's configs as parquet, the card (its header the same config index as the build's ``dataset/``) and the
+    build report. ``default_config``: the config ``load_dataset(repo)`` opens (default: the build's)."""
     source, out_dir = BuildDir.of(build_dir), Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()):
         raise PublishError(f"{out_dir}: folder is not empty; pass a new folder to stage the Hub repo into")
-    splits = source.load_dataset()
+    saved = source.load_dataset()
+    index = {entry.name: entry for entry in source.dataset_index()}
+    if default_config is not None and default_config not in index:
+        raise PublishError(f"--default-config '{default_config}': the build has no such config (it has: {', '.join(index)})")
     build = describe_build(source)
-    dataset_dir = source.dataset_dir
-    configs, features = [], {}
-    for split_key in sorted(splits):
-        table = splits[split_key]
-        if len(table) == 0:
-            log.warning("%s: split '%s' has no rows (every item dropped); nothing to publish for it", dataset_dir, split_key)
-            continue
-        tasks = sorted(set(table["task"]))
-        if len(tasks) != 1:
-            raise PublishError(f"{dataset_dir}: split '{split_key}' holds rows of {len(tasks)} tasks ({', '.join(tasks)}); expected one")
-        task, voice_column = tasks[0], list(table["voice"])
-        voices = sorted(set(voice_column))
-        bytes_per_row = table.data.nbytes / len(table)
-        for voice in voices:
-            rows = table.select([index for index, value in enumerate(voice_column) if value == voice])
-            name, split, num_bytes = config_name(task, voice, len(voices)), build.split_of(task), int(bytes_per_row * len(rows))
-            files = _write_shards(rows, out_dir, name, split, num_bytes, max_shard_bytes)
-            configs.append(HubConfig(name=name, task=task, voice=voice, split=split, num_rows=len(rows), num_bytes=num_bytes, files=files))
-            features[name] = rows.features.to_dict()
+    configs, features = [], None
+    for name, splits in saved.items():
+        for split, table in splits.items():
+            if len(table) == 0:
+                log.warning("%s: config '%s' has no rows (every item dropped); nothing to publish for it", source.dataset_dir, name)
+                continue
+            tasks = sorted(set(table["task"]))
+            if len(tasks) != 1:
+                raise PublishError(f"{source.dataset_dir}: config '{name}' holds rows of {len(tasks)} tasks ({', '.join(tasks)}); expected one")
+            files, download_size = _write_shards(table, out_dir, name, split, max_shard_bytes)
+            # the saved table already embeds the audio, so its Arrow bytes are what `datasets` counts for the split
+            configs.append(HubConfig(name=name, task=tasks[0], voices=tuple(dict.fromkeys(table["voice"])), split=split,
+                                     num_rows=len(table), num_bytes=table.data.nbytes, download_size=download_size,
+                                     files=files))  # fmt: skip
+            features = table.features
+    if not configs:
+        raise PublishError(f"{source.dataset_dir}: no config has rows; nothing to publish")
+    wanted = default_config or next(entry.name for entry in index.values() if entry.default)
+    default = next((c for c in configs if c.name == wanted), configs[0])
+    configs = [replace(c, default=c is default) for c in configs]
     atomic_write_text(out_dir / "README.md", render_card(build, configs, features, repo_id, licence))
     write_json(out_dir / "build_report.json", build.report.model_dump(mode="json"))
     return StagedRepo(out_dir, configs)
@@ -308,14 +307,14 @@ class PublishResult:
 
 
 def publish_build(build_dir: str | Path | BuildDir, repo_id: str, *, revision: str = "main", private: bool = False,
-                  dry_run_dir: str | Path | None = None, licence: str | None = None,
+                  dry_run_dir: str | Path | None = None, licence: str | None = None, default_config: str | None = None,
                   policy: RetryPolicy = RetryPolicy(), verify: bool = True) -> PublishResult:
     """Stage, upload and verify a build (the Hub is ``HF_ENDPOINT``). With ``dry_run_dir`` only stage, into that folder."""
     if dry_run_dir is not None:
-        staged = stage_repo(build_dir, dry_run_dir, repo_id, licence=licence)
+        staged = stage_repo(build_dir, dry_run_dir, repo_id, licence=licence, default_config=default_config)
         return PublishResult(staged.configs, staged_dir=staged.folder)
     with tempfile.TemporaryDirectory(prefix="s2sbench-publish-") as scratch:
-        staged = stage_repo(build_dir, Path(scratch) / "repo", repo_id, licence=licence)
+        staged = stage_repo(build_dir, Path(scratch) / "repo", repo_id, licence=licence, default_config=default_config)
         result = PublishResult(staged.configs, upload=upload_repo(staged.folder, repo_id, revision=revision, private=private, policy=policy))
         if verify:
             result.checks = verify_upload(staged, repo_id, revision=revision)

@@ -5,9 +5,11 @@ Stories (two candidates): JSONL rows ``{"uttid", "first", "last"}``, one wav per
 pair up (0,1), (2,3), ... and the lower ``n`` carries the right ending. Choice sets (four candidates, sCMMLU):
 rows ``{"uttid", "first", "A", "B", "C", "D", "answer"}`` with the stem audio at ``<audio_dir>/<uttid>.wav``.
 
-An export folder holds, per config, ``<config>.jsonl`` and ``<config>/<uttid>.wav``, an ``eval_s2t.yaml`` in the
-original evaluation code's config format, and ``s2sbench_export.json`` (:class:`ExportSidecar`), which maps each
-uttid back to its item and candidate so that an import restores the build exactly. Without that file (the
+An export folder holds, per set (one task spoken by one voice, ``<task>--<voice>``), ``<set>.jsonl`` and
+``<set>/<uttid>.wav``; the original inference loop's config files (``eval_s2t.yaml``, plus ``eval_s2t.<set>.yaml``
+for each choice set after the first: the loop scores choice sets under one name only, see
+:mod:`~s2sbench.pipeline.publish.original_format`), and ``s2sbench_export.json`` (:class:`ExportSidecar`), which
+maps each uttid back to its item and candidate so that an import restores the build exactly. Without that file (the
 published S2SBench data) item ids come from the uttids and the two endings of a story are put in an order drawn
 from a hash of the item id, so the right ending is not always first.
 
@@ -21,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -30,7 +31,7 @@ from s2sbench.pipeline.assemble import finish_build, task_report
 from s2sbench.pipeline.audio import ClipStore
 from s2sbench.pipeline.build_report import Integrity
 from s2sbench.pipeline.builddir import BuildDir, BuildDirError
-from s2sbench.pipeline.dataset import SAMPLE_RATE_HZ, iter_rows, undecoded
+from s2sbench.pipeline.dataset import SAMPLE_RATE_HZ, DatasetRow, iter_rows, undecoded
 from s2sbench.pipeline.manifest import (
     DocumentError,
     atomic_write_bytes,
@@ -52,10 +53,19 @@ from s2sbench.pipeline.records import (
     Source,
     safe_component,
 )
+from s2sbench.pipeline.publish.original_format import (
+    CHOICE_SET_NAME,
+    LETTERS,
+    choice_uttid,
+    format_of,
+    set_id,
+    set_positions,
+    story_name,
+    story_uttids,
+)
 from s2sbench.pipeline.sources import LoadResult
 
 
-LETTERS = "ABCD"
 SIDECAR = "s2sbench_export.json"
 EVAL_CONFIG = "eval_s2t.yaml"
 
@@ -71,6 +81,8 @@ class ExportedSetEntry(Record):
     format: Literal["story", "choice"]
     jsonl: str  # file names inside the export folder
     audio_dir: str
+    original_name: str  # its name in the original code's config (cmmlu_write_4, or a name with 'tory')
+    config_file: str  # the eval_s2t*.yaml that lists it
     uttids: dict[str, tuple[str, int | None]]  # uttid -> (item id, candidate index of a story row)
 
 
@@ -83,16 +95,14 @@ class ExportSidecar(Record):
 
 @dataclass(frozen=True)
 class ExportedSet:
-    config: str
+    name: str  # the set's files: <name>.jsonl, <name>/<uttid>.wav
+    original_name: str
+    config_file: str
     task: str
     voice: str
     format: str  # "story" | "choice"
     rows: int
     items: int
-
-
-def _safe(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text)
 
 
 def _wav_16k(audio, where: str) -> bytes:
@@ -114,50 +124,68 @@ def _wav_16k(audio, where: str) -> bytes:
     return buffer.getvalue()
 
 
+def _set_lines(rows: list[DatasetRow], positions: dict, story: bool, name: str, out_dir: Path, where: str):
+    """The JSONL lines of one set and its uttid map; writes each row's wav (the context audio)."""
+    lines, uttids = [], {}
+    for row in rows:
+        wav = _wav_16k(row.context_audio, f"{where} row {row.id}")
+        position = positions[(row.task, row.voice, row.item_id)]
+        if story:
+            right_id, wrong_id = story_uttids(position, row.item_id)
+            entries = [(right_id, {"last": row.candidates[row.label]}, row.label),
+                       (wrong_id, {"last": row.candidates[1 - row.label]}, 1 - row.label)]  # fmt: skip
+        else:
+            entries = [(choice_uttid(position, row.item_id),
+                        {**dict(zip(LETTERS, row.candidates)), "answer": LETTERS[row.label]}, None)]  # fmt: skip
+        for uttid, fields, candidate in entries:
+            lines.append(json.dumps({"uttid": uttid, "first": row.context, **fields}, ensure_ascii=False) + "\n")
+            atomic_write_bytes(out_dir / name / f"{uttid}.wav", wav)
+            uttids[uttid] = (row.item_id, candidate)
+    return lines, uttids
+
+
 def export_original(build_dir: str | Path | BuildDir, out_dir: str | Path) -> list[ExportedSet]:
-    """Write every config of a build (task, or task and voice) in the original S2SBench layout."""
+    """Write every set of a build (one task spoken by one voice) in the original S2SBench layout, with the config
+    files its inference loop reads: ``eval_s2t.yaml`` lists every story set and the first choice set (the loop
+    scores choice sets only under the one name ``cmmlu_write_4``); each further choice set has its own
+    ``eval_s2t.<set>.yaml``."""
     import yaml
 
-    from s2sbench.pipeline.publish.hub import config_name
-
     build, out_dir = BuildDir.of(build_dir), Path(out_dir)
-    splits = build.load_dataset()
-    sets, eval_config, exported = {}, {"datasets": {}}, []
-    for split_key in sorted(splits):
-        where = f"{build.dataset_dir} split '{split_key}'"
-        table = [row for _, row in iter_rows(undecoded(splits[split_key]), where)]
-        voices = sorted({row.voice for row in table})
-        for voice in voices:
-            rows = [row for row in table if row.voice == voice]
-            task = rows[0].task
-            name = config_name(task, voice, len(voices))
-            n_candidates = {len(row.candidates) for row in rows}
-            if n_candidates not in ({2}, {4}):
-                raise OriginalLayoutError(f"{build.root}: task {task} has {sorted(n_candidates)} candidates per item; "
-                                          "the original layout holds 2 (stories) or 4 (sCMMLU)")
-            story = n_candidates == {2}
-            lines, uttids = [], {}
-            for n, row in enumerate(rows):
-                wav = _wav_16k(row.context_audio, f"{where} row {row.id}")
-                right, candidates = row.label, row.candidates
-                if story:
-                    order = [right, 1 - right]  # the right ending takes the even (lower) id
-                    entries = [(f"{2 * n + slot}_{_safe(row.item_id)}", {"last": candidates[k]}, k) for slot, k in enumerate(order)]
-                else:
-                    entries = [(f"{n}_{_safe(row.item_id)}", {**dict(zip(LETTERS, candidates)), "answer": LETTERS[right]}, None)]
-                for uttid, fields, candidate in entries:
-                    lines.append(json.dumps({"uttid": uttid, "first": row.context, **fields}, ensure_ascii=False) + "\n")
-                    atomic_write_bytes(out_dir / name / f"{uttid}.wav", wav)
-                    uttids[uttid] = (row.item_id, candidate)
-            atomic_write_text(out_dir / f"{name}.jsonl", "".join(lines))
-            language = rows[0].language
-            sets[name] = ExportedSetEntry(task=task, voice=voice, language=language, format="story" if story else "choice",
-                                          jsonl=f"{name}.jsonl", audio_dir=name, uttids=uttids)  # fmt: skip
-            eval_config["datasets"][name] = {"path": f"{name}.jsonl", "audio_path": name, "lang": language}
-            exported.append(ExportedSet(name, task, voice, "story" if story else "choice", len(lines), len(rows)))
+    by_set: dict[tuple[str, str], list[DatasetRow]] = {}
+    where_of: dict[tuple[str, str], str] = {}
+    for config, splits in build.load_dataset().items():
+        for split, table in splits.items():
+            where = f"{build.dataset_dir} config '{config}' split '{split}'"
+            for _, row in iter_rows(undecoded(table), where):
+                by_set.setdefault((row.task, row.voice), []).append(row)
+                where_of.setdefault((row.task, row.voice), where)
+    positions = set_positions((row.task, row.voice, row.item_id) for rows in by_set.values() for row in rows)
+    sets, config_files, exported = {}, {EVAL_CONFIG: {}}, []
+    for (task, voice), rows in by_set.items():
+        name = safe_component(set_id(task, voice), "export set")
+        try:
+            fmt = format_of(len(rows[0].candidates))
+        except ValueError as error:
+            raise OriginalLayoutError(f"{build.root}: task {task}: {error}") from None
+        if any(len(row.candidates) != len(rows[0].candidates) for row in rows):
+            raise OriginalLayoutError(f"{build.root}: task {task} mixes items of {sorted({len(r.candidates) for r in rows})} candidates")
+        if fmt == "story":
+            original_name, config_file = story_name(name), EVAL_CONFIG
+        else:
+            taken = CHOICE_SET_NAME in config_files[EVAL_CONFIG]
+            original_name, config_file = CHOICE_SET_NAME, f"eval_s2t.{name}.yaml" if taken else EVAL_CONFIG
+        lines, uttids = _set_lines(rows, positions, fmt == "story", name, out_dir, where_of[(task, voice)])
+        atomic_write_text(out_dir / f"{name}.jsonl", "".join(lines))
+        sets[name] = ExportedSetEntry(task=task, voice=voice, language=rows[0].language, format=fmt, jsonl=f"{name}.jsonl",
+                                      audio_dir=name, original_name=original_name, config_file=config_file, uttids=uttids)  # fmt: skip
+        config_files.setdefault(config_file, {})[original_name] = {"path": f"{name}.jsonl", "audio_path": name, "lang": rows[0].language}
+        exported.append(ExportedSet(name, original_name, config_file, task, voice, fmt, len(lines), len(rows)))
     write_json(out_dir / SIDECAR, ExportSidecar(sets=sets).model_dump(mode="json"))
-    atomic_write_text(out_dir / EVAL_CONFIG, "# datasets in the config format of the original S2SBench evaluation code (paths relative to this folder)\n"
-                      + yaml.safe_dump(eval_config, allow_unicode=True, sort_keys=True))
+    for config_file, datasets in config_files.items():
+        atomic_write_text(out_dir / config_file, "# sets in the config format of the original S2SBench inference loop; run it with "
+                          "--config THIS_FILE --root_dir THIS_FOLDER --dataset_list NAMES\n"
+                          + yaml.safe_dump({"datasets": datasets}, allow_unicode=True, sort_keys=True))  # fmt: skip
     return exported
 
 

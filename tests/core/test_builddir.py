@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from s2sbench.pipeline.records import SCHEMA_VERSION
 from s2sbench.flows.cli import main
 from s2sbench.pipeline.build import run_build
 from s2sbench.pipeline.builddir import BuildDir, BuildInputsChangedError, BuildLockedError
@@ -96,9 +97,9 @@ def test_a_folder_of_an_older_layout_is_named_with_what_to_do(tiny_task, tmp_pat
     with pytest.raises(BuildInputsChangedError, match="no build.json .* add --rebuild"):
         run_build([load_task(tiny_task)], build.root)
     build.report_path.write_text(json.dumps({"tasks": {}, "normalization": "a string"}), encoding="utf-8")
-    with pytest.raises(SchemaVersionError, match=r"build_report.json: field 'schema_version': 1, this s2sbench reads 2"):
+    with pytest.raises(SchemaVersionError, match=rf"build_report.json: field 'schema_version': 1, this s2sbench reads {SCHEMA_VERSION}"):
         build.read_report()
-    build.report_path.write_text(json.dumps({"schema_version": 2, "tasks": {}}), encoding="utf-8")
+    build.report_path.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "tasks": {}}), encoding="utf-8")
     with pytest.raises(ValueError, match=r"build_report.json: field 'totals': Field required"):
         build.read_report()
 

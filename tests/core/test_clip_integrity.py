@@ -35,7 +35,7 @@ def test_damaged_clips_are_made_again_and_reported(real_build, tmp_path):
         assert hashlib.sha256(store.read_bytes(store.audio_path(clip.audio_sha256))).hexdigest() == clip.audio_sha256
     build = BuildDir(copy)
     manifest = {row.id: row for row in build.read_manifest()}
-    split = build.load_dataset()[STORY_TASK.replace("-", "_")]
+    split = build.load_dataset()[STORY_TASK]["test"]
     for _, row in iter_rows(undecoded(split), "split"):  # every embedded clip is the one the manifest names
         clips = manifest[row.id].clips
         assert hashlib.sha256(row.context_audio.wav).hexdigest() == clips["context"].audio_sha256

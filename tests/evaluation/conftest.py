@@ -16,9 +16,9 @@ from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.manifest import stable_hash
 from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Item, Role, Source
 from s2sbench.pipeline.sources import LoadResult
-from s2sbench.pipeline.tasks import TaskConfig
+from s2sbench.pipeline.tasks import TaskConfig, load_task
 
-from ..factories import tone_wav
+from ..factories import byte_tokenizer, save_tiny_gpt2, tone_wav
 
 SAMPLE_RATE_HZ = 16_000
 STORY_VOICES = ("voice-a", "voice-b")
@@ -63,7 +63,8 @@ def _clip(store: ClipStore, item: Item, role: Role, voice: str, seed: int) -> tu
 
 
 def make_build(out: Path, tone_offset: int = 0) -> Path:
-    """A build directory: items, manifests, a DatasetDict with one split per task, build_report.json. Another
+    """A build directory: items, manifests, the dataset (the stories in a config per voice, the choices in one),
+    build_report.json. Another
     ``tone_offset`` gives the same items with other audio (another build of the same texts)."""
     build, store = BuildDir(out), ClipStore(out.parent / f"{out.name}-clips")
     rows_by_task, reports, checks, items_by_id = {}, {}, [], {}
@@ -88,7 +89,10 @@ def make_build(out: Path, tone_offset: int = 0) -> Path:
                 rows.append(BuildRow(id=BuildRow.make_id(item.id, voice), item=item, voice=voice,
                                      clips={r: c for r, (c, _) in made.items()}, checks={r: k for r, (_, k) in made.items()}))
         rows_by_task[task] = rows
-        reports[task] = task_report(config=None, language=language, version=2 if task == "mc-zh" else 1, voices=list(voices),
+        # the stories' dataset has a config per voice (task file `config_per_voice: true`), the choices' one config
+        config = load_task(task).model_copy(update={"voices": list(voices), "speak": ["context", "candidates"],
+                                                     "config_per_voice": True}) if speak else None  # fmt: skip
+        reports[task] = task_report(config=config, language=language, version=2 if task == "mc-zh" else 1, voices=list(voices),
                                     load=None, items_in=len(items), pairs_in=len(rows), load_drops=[], rows=rows, drops=[])
     finish_build(build, reports, rows_by_task, checks, [], items_by_id, store, Integrity(clips_checked=len(checks)), {})
     return out
@@ -146,34 +150,12 @@ def eval_tasks() -> dict[str, TaskConfig]:
     return {"mc-zh": CHOICE_TASK}
 
 
-def byte_tokenizer():
-    """A byte-level tokenizer with no merges: every UTF-8 byte is a token, so English and Chinese both encode."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
-    vocab = {symbol: index for index, symbol in enumerate(alphabet)}
-    vocab["<|endoftext|>"] = len(vocab)
-    backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
-    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    backend.decoder = decoders.ByteLevel()
-    return PreTrainedTokenizerFast(tokenizer_object=backend, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
-
-
 @pytest.fixture(scope="session")
 def gpt2_checkpoints(tmp_path_factory) -> Path:
     """Three random-weight GPT2 checkpoints (2 layers, width 32, different seeds) saved as ckpt_100/200/300."""
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
-
     root = tmp_path_factory.mktemp("run")
-    tokenizer = byte_tokenizer()
     for step, seed in ((300, 3), (100, 1), (200, 2)):
-        torch.manual_seed(seed)
-        config = GPT2Config(vocab_size=len(tokenizer), n_positions=512, n_embd=32, n_layer=2, n_head=2,
-                            bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id)  # fmt: skip
-        GPT2LMHeadModel(config).save_pretrained(root / f"ckpt_{step}")
-        tokenizer.save_pretrained(root / f"ckpt_{step}")
+        save_tiny_gpt2(root / f"ckpt_{step}", seed)
     return root
 
 

@@ -4,8 +4,14 @@ import json
 from dataclasses import replace
 
 import pytest
-from .conftest import STORIES, ToyAdapter
-from .test_scoring import reference_cmmlu_accuracy, reference_story_accuracy
+from ..original_rules import (
+    checkpoint_folders,
+    cmmlu4_result_dir_summary,
+    cmmlu4_summary,
+    read_summary,
+    story_result_dir_summary,
+)
+from .conftest import CHOICES, STORY_VOICES, ToyAdapter
 
 from s2sbench.evaluation.models.base import AdapterError
 from s2sbench.evaluation.report.summary import results_markdown
@@ -65,28 +71,49 @@ def test_all_modes_scored_reported_and_cached(build_dir, tmp_path, options):
     assert rerun.data == results.data
 
 
-def test_original_files_give_the_reference_accuracy(build_dir, tmp_path, options):
-    results = evaluate(build_dir, ToyAdapter(seed=5), ("T->T", "S->T"), tmp_path, options)
+def test_original_results_pass_the_original_readers_with_the_exports_uttids(build_dir, tmp_path, options):
+    """eval's original/ folders, read by the original eval_story.py and eval_cmmlu4.py rules (tests/original_rules.py)
+    with the export's question file, give eval's accuracies; result and export uttids are the same ids."""
+    from s2sbench.pipeline.publish.original import export_original
+
+    results = evaluate(build_dir, ToyAdapter(seed=5), ("T->T", "S->T"), tmp_path / "out", options)
+    export_original(build_dir, tmp_path / "export")
     stories = results.data["tasks"]["demo-stories-en"]["modes"]
-    folder = tmp_path / "original" / "demo-stories-en"
-    for voice in ("voice-a", "voice-b"):
-        rows = read_jsonl(folder / "S-T" / voice / "result.jsonl")
-        assert len(rows) == 2 * len(STORIES) and set(rows[0]) == {"uttid", "key", "loss", "ppl"}
-        assert reference_story_accuracy(rows) == stories["S->T"]["token"]["pairwise_strict"]["per_voice"][voice]
-    assert reference_story_accuracy(read_jsonl(folder / "T-T" / "text" / "result.jsonl")) == results.accuracy(
-        "demo-stories-en", "T->T"
-    )
-    summary = (folder / "T-T" / "text" / "summary.csv").read_text().splitlines()
-    assert summary[0] == "step,accuracy%,avg_pos_loss,avg_neg_loss" and summary[1].startswith("0,")
-    rows = read_jsonl(tmp_path / "original" / "mc-zh" / "S-T" / "voice-a" / "result.jsonl")
-    answers = {}
-    for row in rows:
-        if row["key"] == "A":
-            item = row["uttid"].split("_", 1)[1]
-            right = next(s["candidate"] for s in read_jsonl(tmp_path / "samples.jsonl")
-                         if s["item_id"] == item and s["right"])  # fmt: skip
-            answers[row["uttid"]] = "ABCD"[right]
-    assert reference_cmmlu_accuracy(rows, answers) == results.accuracy("mc-zh", "S->T")
+    original = tmp_path / "out" / "original"
+    for voice in STORY_VOICES:
+        name = f"demo-stories-en--{voice}"
+        exported = {row["uttid"] for row in read_jsonl(tmp_path / "export" / f"{name}.jsonl")}
+        for mode, expected in (("S-T", stories["S->T"]["token"]["pairwise_strict"]["per_voice"][voice]),
+                               ("T-T", results.accuracy("demo-stories-en", "T->T"))):  # fmt: skip
+            result_dir = original / mode / name
+            [(step, folder)] = checkpoint_folders(result_dir)
+            assert (step, folder.name) == (0, "ckpt_0_0_toy")
+            assert {row["uttid"] for row in read_jsonl(folder / "result.jsonl")} == exported
+            lines = (result_dir / "results_summary.txt").read_text(encoding="utf-8").splitlines()
+            assert lines == story_result_dir_summary(result_dir)
+            assert read_summary(result_dir / "results_summary.txt")[0][1] == pytest.approx(expected, abs=5e-5)
+    name = "mc-zh--voice-a"
+    for mode, key in (("S-T", "S->T"), ("T-T", "T->T")):
+        result_dir = original / mode / name
+        question_file = tmp_path / "export" / f"{name}.jsonl"
+        [(_, folder)] = checkpoint_folders(result_dir)
+        *_, matched = cmmlu4_summary(read_jsonl(question_file), read_jsonl(folder / "result.jsonl"))
+        assert matched == len(CHOICES)  # every question of the export found its four losses
+        lines = (result_dir / "results_summary.txt").read_text(encoding="utf-8").splitlines()
+        assert lines == cmmlu4_result_dir_summary(result_dir, question_file)
+        assert read_summary(result_dir / "results_summary.txt")[0][1] == pytest.approx(results.accuracy("mc-zh", key), abs=5e-5)
+
+
+def test_a_subset_keeps_the_uttids_of_the_whole_set(build_dir, tmp_path, options):
+    from s2sbench.pipeline.publish.original import export_original
+
+    export_original(build_dir, tmp_path / "export")
+    evaluate(build_dir, ToyAdapter(), ("S->T",), tmp_path / "out", replace(options, limit=2, voices=("voice-b",)))
+    name = "demo-stories-en--voice-b"
+    exported = [row["uttid"] for row in read_jsonl(tmp_path / "export" / f"{name}.jsonl")]
+    [(_, folder)] = checkpoint_folders(tmp_path / "out" / "original" / "S-T" / name)
+    assert [row["uttid"] for row in read_jsonl(folder / "result.jsonl")] == exported[:4]
+    assert not (tmp_path / "out" / "original" / "S-T" / "demo-stories-en--voice-a").exists()
 
 
 class FailingAdapter(ToyAdapter):
@@ -109,15 +136,22 @@ def test_a_killed_run_resumes_from_the_cache(build_dir, tmp_path, options):
     assert fresh.data["tasks"] == resumed.data["tasks"]
 
 
-def test_unsupported_modes_are_recorded_with_the_adapters_reason(build_dir, tmp_path, options):
+def test_a_mode_the_model_cannot_score_is_an_error_and_a_language_it_cannot_hear_is_skipped(build_dir, tmp_path, options):
+    from s2sbench.evaluation.protocol import ModeError
+
     results = evaluate(build_dir, ToyAdapter(modes=frozenset({"T->T"})), None, tmp_path, options)
     assert results.skipped == ()  # modes=None: the modes the adapter declares
-    results = evaluate(build_dir, ToyAdapter(modes=frozenset({"T->T"})), ("T->T", "S->T"), tmp_path, options)
-    assert {(s.task, s.mode, s.reason) for s in results.skipped} == {
-        ("demo-stories-en", "S->T", "toy does not score S->T"),
-        ("mc-zh", "S->T", "toy does not score S->T"),
-    }
-    assert set(results.data["tasks"]["demo-stories-en"]["modes"]) == {"T->T"}
+    with pytest.raises(ModeError, match=r"model 'toy' cannot score S->T: it scores T->T only"):
+        evaluate(build_dir, ToyAdapter(modes=frozenset({"T->T"})), ("T->T", "S->T"), tmp_path, options)
+    english = ToyAdapter(modes=frozenset({"T->T", "S->T"}))
+    english.speech_languages = frozenset({"en"})
+    results = evaluate(build_dir, english, ("T->T", "S->T"), tmp_path, options)
+    assert [(s.task, s.mode, s.reason) for s in results.skipped] == [("mc-zh", "S->T", "toy cannot take zh speech (only ['en'])")]
+    english.speech_languages = frozenset({"fr"})
+    with pytest.raises(ModeError, match=r"no selected task can be scored in S->T \(demo-stories-en S->T: toy cannot take en"):
+        evaluate(build_dir, english, ("T->T", "S->T"), tmp_path, options)
+    with pytest.raises(ModeError, match="S->S score spoken candidates, and no selected task has them"):
+        evaluate(build_dir, ToyAdapter(), ("S->S",), tmp_path, replace(options, select_tasks=("mc-zh",)))
 
 
 def test_selected_tasks_only_and_a_missing_one_is_named(build_dir, tmp_path, options):
@@ -126,7 +160,9 @@ def test_selected_tasks_only_and_a_missing_one_is_named(build_dir, tmp_path, opt
     assert set(results.data["tasks"]) == {"mc-zh"} and results.n_scored == 16 + 16
     assert {request.language for request in adapter.requests} == {"zh"}
     assert results.data["model"]["licence"] == ""
-    with pytest.raises(DatasetError, match=r"no rows of the selected task\(s\) no-such-task"):
+    from s2sbench.evaluation.sources import DatasetSourceError
+
+    with pytest.raises(DatasetSourceError, match=r"no task 'no-such-task' \(it has: demo-stories-en, mc-zh\)"):
         evaluate(build_dir, adapter, ("T->T",), tmp_path / "b", replace(options, select_tasks=("mc-zh", "no-such-task")))
 
 
@@ -157,24 +193,29 @@ def test_another_build_into_the_same_results_folder_is_scored_afresh(build_dir, 
 def test_bad_builds_name_the_problem(build_dir, tmp_path, options):
     import datasets
 
-    from s2sbench.pipeline.builddir import BuildDir, NotABuildError
+    from s2sbench.evaluation.sources import DatasetSourceError
+    from s2sbench.pipeline.builddir import BuildDir
 
-    with pytest.raises(NotABuildError, match="no saved DatasetDict"):
+    with pytest.raises(DatasetSourceError, match="not a build folder, a dataset folder"):
         evaluate(tmp_path, ToyAdapter(), ("T->T",), tmp_path / "out", options)
-    BuildDir(tmp_path).save_dataset(datasets.DatasetDict({"x": datasets.Dataset.from_dict({"item_id": ["a"], "task": ["t"]})}))
-    with pytest.raises(DatasetError, match=r"split 'x': column 'id' is missing"):
+    BuildDir(tmp_path).save_dataset({"x": datasets.DatasetDict({"test": datasets.Dataset.from_dict({"item_id": ["a"], "task": ["t"]})})})
+    with pytest.raises(DatasetError, match=r"config 'x' split 'test': column 'id' is missing"):
         evaluate(tmp_path, ToyAdapter(), ("T->T",), tmp_path / "out", options)
     with pytest.raises(ValueError, match="unknown mode 'S2S'"):
         evaluate(tmp_path, ToyAdapter(), ("S2S",), tmp_path / "out", options)
     dup = BuildDir(tmp_path / "dup")
-    split = BuildDir(build_dir).load_dataset()["demo_stories_en"]
-    dup.save_dataset(datasets.DatasetDict({"s": datasets.concatenate_datasets([split.select([0]), split.select([0])])}))
-    with pytest.raises(DatasetError, match=r"split 's' row 1: item 'demo-stories-en-001' with voice 'voice-a' repeats .* row 0"):
+    split = BuildDir(build_dir).load_dataset()["demo-stories-en--voice-a"]["test"]
+    dup.save_dataset({"s": datasets.DatasetDict({"test": datasets.concatenate_datasets([split.select([0]), split.select([0])])})})
+    with pytest.raises(DatasetError, match=r"config 's' split 'test' row 1: item 'demo-stories-en-001' with voice 'voice-a' repeats .* row 0"):
         evaluate(dup.root, ToyAdapter(), ("T->T",), tmp_path / "out", options)
     bad_label = split.select([0]).map(lambda row: {"label": 5}, keep_in_memory=True)
-    BuildDir(tmp_path / "label").save_dataset(datasets.DatasetDict({"s": bad_label}))
-    with pytest.raises(DatasetError, match=r"split 's' row 0: field '<row>': .*label 5 is not an index into 2 candidates"):
+    BuildDir(tmp_path / "label").save_dataset({"s": datasets.DatasetDict({"test": bad_label})})
+    with pytest.raises(DatasetError, match=r"config 's' split 'test' row 0: field '<row>': .*label 5 is not an index into 2 candidates"):
         evaluate(tmp_path / "label", ToyAdapter(), ("T->T",), tmp_path / "out", options)
+    with pytest.raises(DatasetSourceError, match=r"no task 'nope' \(it has: demo-stories-en, mc-zh\)"):
+        evaluate(build_dir, ToyAdapter(), ("T->T",), tmp_path / "out", replace(options, select_tasks=("nope",)))
+    with pytest.raises(DatasetSourceError, match=r"no voice 'voice-z' \(it has: voice-a, voice-b\)"):
+        evaluate(build_dir, ToyAdapter(), ("T->T",), tmp_path / "out", replace(options, voices=("voice-z",)))
 
 
 def test_score_cache_appends_batches_once(tmp_path):

@@ -1,9 +1,9 @@
 """The accuracy rules against an independent reimplementation of the S2SBench reference's evaluation code.
 
-The reference reads one ``result.jsonl`` row per candidate. Stories: rows sorted by the integer before the first
-``_`` of ``uttid``, paired (0,1), (2,3), ..., the lower id is the plausible ending, correct iff its loss is strictly
-lower. sCMMLU: the answer's loss against each of the three other options, correct iff lower or equal, over
-3 x questions. Losses are multiples of 1/4 divided by 1, 2 or 4 tokens (exact in binary), so ties are exact and
+The reference reads one ``result.jsonl`` row per candidate (its rules: tests/original_rules.py). Stories: rows
+sorted by the integer before the first ``_`` of ``uttid``, paired (0,1), (2,3), ..., the lower id is the plausible
+ending, correct iff its loss is strictly lower. sCMMLU: the answer's loss against each of the three other options,
+correct iff lower or equal, over 3 x questions. Losses are multiples of 1/4 divided by 1, 2 or 4 tokens (exact in binary), so ties are exact and
 frequent.
 """
 
@@ -13,30 +13,15 @@ import random
 
 import pytest
 
+from ..original_rules import cmmlu4_summary, story_summary
+
 from s2sbench.evaluation.results import original_rows
 from s2sbench.evaluation.scoring import Score, ScoringError, accuracy, item_outcome, outcomes, rules_for
 
 
-def reference_story_accuracy(rows: list[dict]) -> float:
-    ordered = sorted(rows, key=lambda row: int(row["uttid"].split("_")[0]))
-    correct = 0
-    for first, second in zip(ordered[0::2], ordered[1::2]):
-        if first["loss"][0] < second["loss"][0]:
-            correct += 1
-    return correct / (len(ordered) // 2)
-
-
-def reference_cmmlu_accuracy(rows: list[dict], answers: dict[str, str]) -> float:
-    losses: dict[str, dict[str, float]] = {}
-    for row in rows:
-        losses.setdefault(row["uttid"], {})[row["key"]] = row["loss"][0]
-    correct = 0
-    for uttid, by_key in losses.items():
-        right = by_key[answers[uttid]]
-        for key, loss in by_key.items():
-            if key != answers[uttid] and right <= loss:
-                correct += 1
-    return correct / (3 * len(losses))
+def positions_of(scores: list[Score]) -> dict[str, int]:
+    """Each item's place in its set, in item order (as an export numbers them)."""
+    return {item_id: n for n, item_id in enumerate(sorted({s.item_id for s in scores}))}
 
 
 def generated_scores(n_items: int, n_candidates: int, seed: int, mode: str = "S->T") -> list[Score]:
@@ -62,20 +47,19 @@ def test_story_accuracy_equals_reference_with_ties(seed):
     assert sum(item.losses[0] == item.losses[1] for item in items) > 20  # ties are really exercised
     ours, n_pairs = accuracy(items, "pairwise_strict")
     assert n_pairs == 300
-    assert ours == reference_story_accuracy(original_rows(scores))
+    assert ours == story_summary(original_rows(scores, positions_of(scores)))[0]
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_multiple_choice_accuracy_equals_reference_with_ties(seed):
     scores = generated_scores(200, 4, seed)
-    rows = original_rows(scores)
-    answers = {}
-    for row_index, item_id in enumerate(sorted({s.item_id for s in scores})):
-        right = next(s.candidate for s in scores if s.item_id == item_id and s.right)
-        answers[f"{row_index}_{item_id}"] = "ABCD"[right]
+    positions = positions_of(scores)
+    rows = original_rows(scores, positions)
+    questions = [{"uttid": f"{positions[s.item_id]}_{s.item_id}", "answer": "ABCD"[s.candidate]} for s in scores if s.right]
     ours, n_pairs = accuracy(outcomes(scores, "token"), "pairwise_ties_right")
     assert n_pairs == 3 * 200
-    assert ours == reference_cmmlu_accuracy(rows, answers)
+    reference, _, _, matched = cmmlu4_summary(questions, rows)
+    assert (ours, matched) == (reference, 200)
 
 
 def test_rules_on_a_hand_made_tie():

@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from ..original_rules import checkpoint_folders, read_summary, story_result_dir_summary
+
 from s2sbench.evaluation.models import get_adapter
 from s2sbench.evaluation.run import EvalOptions
 from s2sbench.evaluation.stats import BootstrapOptions
@@ -47,10 +49,14 @@ def test_sweep_writes_trajectory_and_plots_and_reruns_from_cache(build_dir, gpt2
     assert len({r["mean_right_loss"] for r in token}) == 3
     assert [p.name for p in first.plots] == ["demo-stories-en.png", "mc-zh.png"]
     assert all(p.stat().st_size > 10_000 for p in first.plots)
-    summary = (tmp_path / "original" / "demo-stories-en" / "T-T" / "text" / "summary.csv").read_text().splitlines()
-    assert summary[0] == "step,accuracy%,avg_pos_loss,avg_neg_loss" and [s.split(",")[0] for s in summary[1:]] == [
-        "100", "200", "300",
+    # the original summary readers, on the sweep's folder of one set, find every checkpoint and write this summary
+    result_dir = tmp_path / "original" / "T-T" / "demo-stories-en--voice-a"
+    assert [(step, folder.name) for step, folder in checkpoint_folders(result_dir)] == [
+        (100, "ckpt_0_100_ckpt_100"), (200, "ckpt_1_200_ckpt_200"), (300, "ckpt_2_300_ckpt_300"),
     ]  # fmt: skip
+    summary = (result_dir / "results_summary.txt").read_text(encoding="utf-8").splitlines()
+    assert summary == story_result_dir_summary(result_dir)
+    assert [step for step, *_ in read_summary(result_dir / "results_summary.txt")] == [100, 200, 300]
     per_ckpt = json.loads((tmp_path / "checkpoints" / "ckpt_200" / "results.json").read_text(encoding="utf-8"))
     assert per_ckpt["model"]["revision"].startswith(str(checkpoints[1].path.resolve()))
 

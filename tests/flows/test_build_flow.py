@@ -30,7 +30,7 @@ def test_build_flow_makes_a_dataset_and_rebuilds_for_free(prefect_harness, story
     assert len({check.id for check in checks}) == len(checks)
 
     dataset = BuildDir(out).load_dataset()
-    split = dataset["flow_test_stories"]
+    split = dataset["flow-test-stories"]["test"]
     assert split.num_rows == task_report["kept"]
     row = split[0]
     samples = row["context_audio"].get_all_samples()
@@ -41,7 +41,7 @@ def test_build_flow_makes_a_dataset_and_rebuilds_for_free(prefect_harness, story
     # the dataset carries its audio: it still decodes with the clip store gone
     for path in sorted(store.rglob("*"), reverse=True):
         path.unlink() if path.is_file() else path.rmdir()
-    again = BuildDir(out).load_dataset()["flow_test_stories"][0]["context_audio"]
+    again = BuildDir(out).load_dataset()["flow-test-stories"]["test"][0]["context_audio"]
     assert again.get_all_samples().data.shape == samples.data.shape
 
     # same seed, same bytes: a build into a fresh store makes identical audio; a second build of the same config

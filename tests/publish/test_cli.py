@@ -20,7 +20,7 @@ def test_dry_run_writes_the_folder_and_needs_no_token(build_dir, tmp_path, monke
     assert main(["publish", str(build_dir), "--repo-id", "org/dry", "--dry-run", str(tmp_path / "staged")]) == 0
     assert (tmp_path / "staged" / "README.md").exists()
     assert (tmp_path / "staged" / CHOICE_TASK / "test-00000-of-00001.parquet").exists()
-    assert f"{STORY_TASK}--piper-en-joe: 2 rows (test), 1 file(s)" in capsys.readouterr().out
+    assert f"{STORY_TASK} (default): 4 rows (test), 1 file(s)" in capsys.readouterr().out
     build_copy = tmp_path / "build"
     shutil.copytree(build_dir, build_copy)
     assert main(["publish", str(build_copy), "--repo-id", "org/dry", "--dry-run"]) == 0
@@ -61,9 +61,9 @@ def test_killed_upload_resumes(build_dir, local_hub, tmp_path, capsys):
 
     assert main(["publish", str(build_dir), "--repo-id", "org/killed"]) == 0
     out = capsys.readouterr().out
-    assert f"loaded back {STORY_TASK}--piper-en-joe: 2/2 rows, audio hashes match" in out
+    assert f"loaded back {STORY_TASK}: 4/4 rows, audio hashes match" in out
     puts = {key: count for key, count in local_hub.lfs_puts.items() if key[0] == "datasets/org/killed"}
-    assert len(puts) == 3 and set(puts.values()) == {1}, "every parquet object stored once, the early ones not re-sent"
+    assert len(puts) == 2 and set(puts.values()) == {1}, "every parquet object stored once, the early ones not re-sent"
     assert FAKE_TOKEN not in out
 
 
@@ -71,6 +71,9 @@ def test_export_and_import_original_commands(build_dir, tmp_path, capsys):
     assert main(["export-original", str(build_dir), "--out", str(tmp_path / "orig")]) == 0
     assert main(["import-original", str(tmp_path / "orig"), "--out", str(tmp_path / "back")]) == 0
     out = capsys.readouterr().out
-    assert f"{STORY_TASK}--piper-en-joe: 2 items, 4 rows (story)" in out and f"{STORY_TASK}: 4 rows" in out
-    assert main(["import-original", str(tmp_path / "orig" / f"{CHOICE_TASK}.jsonl"), "--out", str(tmp_path / "x")]) == 2
+    # 'stories' holds no 'tory': the story sets get a name the original loop reads as stories
+    assert f"{STORY_TASK}--piper-en-joe: 2 items, 4 rows (story), in eval_s2t.yaml as {STORY_TASK}--piper-en-joe-story" in out
+    assert f"--dataset_list {STORY_TASK}--piper-en-joe-story {STORY_TASK}--piper-en-joe-slow-story cmmlu_write_4" in out
+    assert f"{STORY_TASK}: 4 rows" in out
+    assert main(["import-original", str(tmp_path / "orig" / f"{CHOICE_TASK}--espeak-zh-pinyin.jsonl"), "--out", str(tmp_path / "x")]) == 2
     assert "--audio-dir" in capsys.readouterr().err

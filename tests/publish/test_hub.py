@@ -13,8 +13,6 @@ from s2sbench.pipeline.publish.hub import PublishError, RetryPolicy, publish_bui
 
 FAST = RetryPolicy(attempts=4, base_delay_s=0.01, max_delay_s=0.05)
 REPO = "datasets/{}"
-PIPER = f"{STORY_TASK}--piper-en-joe"
-PIPER_SLOW = f"{STORY_TASK}--piper-en-joe-slow"
 
 
 def _staged_files(folder) -> dict[str, bytes]:
@@ -27,18 +25,18 @@ def _hub_files(hub, repo_id: str, revision: str = "main") -> dict[str, bytes]:
     return files
 
 
-def test_staging_is_deterministic_and_laid_out_per_task_and_voice(build_dir, tmp_path):
+def test_staging_is_deterministic_and_laid_out_per_task(build_dir, tmp_path):
     first = stage_repo(build_dir, tmp_path / "a", "org/demo")
     second = stage_repo(build_dir, tmp_path / "b", "org/demo")
     assert _staged_files(first.folder) == _staged_files(second.folder)
-    names = {config.name: (config.split, config.num_rows) for config in first.configs}
-    # the English task has two voices (a story dropped by the gate in both), the Chinese one a single voice
-    assert names == {PIPER: ("test", 2), PIPER_SLOW: ("test", 2), CHOICE_TASK: ("test", 2)}
+    names = {config.name: (config.split, config.num_rows, config.voices) for config in first.configs}
+    # the English task's two voices share its config (a story dropped by the gate in both)
+    assert names == {STORY_TASK: ("test", 4, ("piper-en-joe", "piper-en-joe-slow")),
+                     CHOICE_TASK: ("test", 2, ("espeak-zh-pinyin",))}  # fmt: skip
     assert sorted(_staged_files(first.folder)) == sorted([
         "README.md", "build_report.json",
         f"{CHOICE_TASK}/test-00000-of-00001.parquet",
-        f"{PIPER}/test-00000-of-00001.parquet",
-        f"{PIPER_SLOW}/test-00000-of-00001.parquet",
+        f"{STORY_TASK}/test-00000-of-00001.parquet",
     ])
 
 
@@ -67,14 +65,15 @@ def test_publish_of_a_real_build_loads_back_identical(build_dir, local_hub, tmp_
 
     caplog.set_level(logging.DEBUG)
     result = publish_build(build_dir, "org/roundtrip", policy=FAST)
-    assert [check.ok for check in result.checks] == [True, True, True]
+    assert [check.ok for check in result.checks] == [True, True]
     assert sum(check.rows_found for check in result.checks) == 6
     local = BuildDir(build_dir).load_dataset()
     for config in result.configs:  # an independent load, as a user would do it
         loaded = datasets.load_dataset("org/roundtrip", config.name, split="test", cache_dir=str(tmp_path / "cache"))
-        assert loaded.features == local[config.task.replace("-", "_")].features
-        mine = local[config.task.replace("-", "_")].filter(lambda row: row["voice"] == config.voice, keep_in_memory=True)
-        assert _rows(loaded) == _rows(mine)
+        assert loaded.features == local[config.name]["test"].features
+        assert _rows(loaded) == _rows(local[config.name]["test"])
+    default = datasets.load_dataset("org/roundtrip", split="test", cache_dir=str(tmp_path / "cache"))
+    assert set(default["task"]) == {STORY_TASK}  # the card's default config
     # the token went to the server and nowhere else
     assert local_hub.authorizations == {f"Bearer {FAKE_TOKEN}"}
     out = capsys.readouterr()
@@ -94,7 +93,7 @@ def test_upload_retries_500s_and_dropped_connections_and_stores_complete_files(b
     assert all(fault.times == 0 for fault in local_hub.faults), "every injected fault was hit"
     assert sleeps == [0.01, 0.01, 0.02, 0.04]  # create (1), then commit part 1 (3): exponential backoff
     assert _hub_files(local_hub, "org/flaky") == _staged_files(staged.folder)
-    assert report.commits == 3 and sorted(report.uploaded) == sorted(_staged_files(staged.folder))
+    assert report.commits == 2 and sorted(report.uploaded) == sorted(_staged_files(staged.folder))
     assert all(count == 1 for count in local_hub.lfs_puts.values())
 
 
@@ -104,7 +103,7 @@ def test_lost_commit_answer_is_not_committed_twice(build_dir, local_hub, tmp_pat
     report = upload_repo(staged.folder, "org/lost", policy=FAST, files_per_commit=10, sleep=lambda s: None)
     # initial commit + data + metadata: the retry saw the data on the Hub and skipped it
     assert local_hub.commit_count(REPO.format("org/lost")) == 3
-    assert report.commits == 1 and len(report.skipped) == 3
+    assert report.commits == 1 and len(report.skipped) == 2
     assert _hub_files(local_hub, "org/lost") == _staged_files(staged.folder)
 
 
@@ -155,14 +154,14 @@ def test_large_configs_are_split_into_shards_that_load_back_whole(build_dir, loc
     import pyarrow.parquet as pq
 
     whole = stage_repo(build_dir, tmp_path / "whole", "org/sharded")
-    half = next(config for config in whole.configs if config.voice == "piper-en-joe").num_bytes // 2 + 1
+    half = next(config for config in whole.configs if config.task == STORY_TASK).num_bytes // 2 + 1
     staged = stage_repo(build_dir, tmp_path / "stage", "org/sharded", max_shard_bytes=half)
-    piper = next(config for config in staged.configs if config.voice == "piper-en-joe")
-    assert piper.files == tuple(f"{PIPER}/test-0000{i}-of-00002.parquet" for i in range(2))
-    assert sum(pq.read_metadata(staged.folder / path).num_rows for path in piper.files) == 2
+    stories = next(config for config in staged.configs if config.task == STORY_TASK)
+    assert stories.files == tuple(f"{STORY_TASK}/test-0000{i}-of-00002.parquet" for i in range(2))
+    assert sum(pq.read_metadata(staged.folder / path).num_rows for path in stories.files) == 4
     upload_repo(staged.folder, "org/sharded", policy=FAST, sleep=lambda s: None)
     checks = verify_upload(staged, "org/sharded", cache_dir=tmp_path / "cache")
-    assert [(c.config, c.rows_found, c.ok) for c in checks if c.config == piper.name] == [(piper.name, 2, True)]
+    assert [(c.config, c.rows_found, c.ok) for c in checks if c.config == stories.name] == [(stories.name, 4, True)]
 
 
 def test_read_back_catches_a_hub_copy_that_differs(build_dir, local_hub, tmp_path):
@@ -170,9 +169,9 @@ def test_read_back_catches_a_hub_copy_that_differs(build_dir, local_hub, tmp_pat
     upload_repo(staged.folder, "org/tampered", policy=FAST, sleep=lambda s: None)
     repo = local_hub.repos[REPO.format("org/tampered")]
     files = repo.commits[repo.branches["main"]]["files"]
-    # the slow voice's config now serves the other voice's rows: other ids, other audio
-    files[f"{PIPER_SLOW}/test-00000-of-00001.parquet"] = files[f"{PIPER}/test-00000-of-00001.parquet"]
+    # the questions' config now serves the stories' rows: other ids, other audio
+    files[f"{CHOICE_TASK}/test-00000-of-00001.parquet"] = files[f"{STORY_TASK}/test-00000-of-00001.parquet"]
     checks = {c.config: c for c in verify_upload(staged, "org/tampered", cache_dir=tmp_path / "cache")}
-    bad = checks[PIPER_SLOW]
-    assert not bad.ok and (bad.rows_expected, bad.rows_found) == (2, 2) and bad.audio_mismatches == 4
-    assert checks[CHOICE_TASK].ok
+    bad = checks[CHOICE_TASK]
+    assert not bad.ok and (bad.rows_expected, bad.rows_found) == (2, 4) and bad.audio_mismatches == 6
+    assert checks[STORY_TASK].ok

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 
 import pytest
 
 from ..real_build import CHOICE_TASK, STORY_TASK
-from .conftest import read_jsonl
+from ..original_rules import dispatch, inference_inputs, read_jsonl, story_summary
 
 from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.dataset import iter_rows, undecoded
@@ -19,12 +18,13 @@ from s2sbench.pipeline.records import UnsafeNameError
 
 PIPER = f"{STORY_TASK}--piper-en-joe"
 PIPER_SLOW = f"{STORY_TASK}--piper-en-joe-slow"
+CHOICE = f"{CHOICE_TASK}--espeak-zh-pinyin"
 
 
 def _build_rows(build_dir) -> dict:
     """Row id -> typed dataset row (audio as bytes), read through BuildDir."""
-    splits = BuildDir(build_dir).load_dataset()
-    return {row.id: row for name, split in splits.items() for _, row in iter_rows(undecoded(split), name)}
+    configs = BuildDir(build_dir).load_dataset()
+    return {row.id: row for name, splits in configs.items() for _, row in iter_rows(undecoded(splits["test"]), name)}
 
 
 @pytest.fixture(scope="module")
@@ -33,33 +33,57 @@ def exported(build_dir, tmp_path_factory):
     return out, export_original(build_dir, out)
 
 
-def test_stories_load_and_pair_as_in_the_original_code(exported, build_dir):
-    """The original loader: json per line, audio at join(audio_dir, str(uttid) + '.wav'), sort by the integer before
-    the first '_', pair (0,1), (2,3)... with consecutive ids, lower id = plausible ending."""
-    out, _ = exported
+def test_the_original_loop_reads_every_exported_set_under_its_name(exported, build_dir):
+    """The original inference loop with the exported eval_s2t.yaml, as the export's help says to run it (its rules:
+    tests/original_rules.py): every set is listed under a name it dispatches, its audio is where it looks, and it
+    scores the right and the wrong ending of each story (right first, consecutive ids) and the four options."""
+    out, sets = exported
+    assert {s.name: (s.format, s.rows, s.original_name, s.config_file) for s in sets} == {
+        PIPER: ("story", 4, f"{PIPER}-story", "eval_s2t.yaml"),  # 'stories' holds no 'tory'
+        PIPER_SLOW: ("story", 4, f"{PIPER_SLOW}-story", "eval_s2t.yaml"),
+        CHOICE: ("choice", 2, "cmmlu_write_4", "eval_s2t.yaml"),
+    }  # fmt: skip
+    names = [entry.original_name for entry in sets]
+    assert {name: dispatch(name) for name in names} == {f"{PIPER}-story": "story", f"{PIPER_SLOW}-story": "story",
+                                                        "cmmlu_write_4": "choice"}  # fmt: skip
+    inputs = inference_inputs(out / "eval_s2t.yaml", str(out), names)
     rows_by_id = _build_rows(build_dir)
-    config = PIPER
-    rows = [json.loads(line) for line in (out / f"{config}.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert all(set(row) == {"uttid", "first", "last"} for row in rows)
-    assert all(os.path.exists(os.path.join(out / config, str(row["uttid"]) + ".wav")) for row in rows)
-    rows.sort(key=lambda row: int(row["uttid"].split("_")[0]))
-    for even, odd in zip(rows[0::2], rows[1::2]):
-        assert int(even["uttid"].split("_")[0]) == int(odd["uttid"].split("_")[0]) - 1
-        build_row = rows_by_id[even["uttid"].split("_", 1)[1] + "@piper-en-joe"]
-        assert even["first"] == odd["first"] == build_row.context
-        assert even["last"] == build_row.candidates[build_row.label]
-        assert odd["last"] == build_row.candidates[1 - build_row.label]
-        wavs = [(out / config / f"{row['uttid']}.wav").read_bytes() for row in (even, odd)]
-        assert wavs[0] == wavs[1] == build_row.context_audio.wav
+    stories = read_jsonl(out / f"{PIPER}.jsonl")
+    assert all(set(row) == {"uttid", "first", "last"} for row in stories)
+    story_summary([{"uttid": row["uttid"], "loss": [0.0]} for row in stories])  # pairs on consecutive ids, or it stops
+    for (audio, context, text), row in zip(inputs[f"{PIPER}-story"], stories):
+        build_row = rows_by_id[row["uttid"].split("_", 1)[1] + "@piper-en-joe"]
+        right = int(row["uttid"].split("_")[0]) % 2 == 0  # the lower id of a pair is the right ending
+        assert (context, text) == (build_row.context, build_row.candidates[build_row.label if right else 1 - build_row.label])
+        assert open(audio, "rb").read() == build_row.context_audio.wav
+    assert [text for _, _, text in inputs["cmmlu_write_4"]][:2] == ["北京。", "十个月。"]  # key A of each question first
+    assert len(inputs["cmmlu_write_4"]) == 4 * 2
 
 
 def test_choice_rows_have_a_to_d_and_answer(exported):
-    out, sets = exported
-    rows = read_jsonl(out / f"{CHOICE_TASK}.jsonl")
+    out, _ = exported
+    rows = read_jsonl(out / f"{CHOICE}.jsonl")
     assert [row["answer"] for row in rows] == ["A", "C"]
     assert rows[1] == {"uttid": "1_choice-2", "first": "一年有", "A": "十个月。", "B": "十一个月。", "C": "十二个月。",
                        "D": "十三个月。", "answer": "C"}
-    assert {s.config: (s.format, s.rows) for s in sets} == {CHOICE_TASK: ("choice", 2), PIPER: ("story", 4), PIPER_SLOW: ("story", 4)}
+
+
+def test_each_further_choice_set_gets_a_config_file_of_its_own(build_dir, tmp_path):
+    """The loop scores A-D only under the name cmmlu_write_4, so one config file holds one choice set."""
+    import datasets
+
+    config = BuildDir(build_dir).load_dataset()[CHOICE_TASK]["test"]
+    other = config.map(lambda row: {"voice": "other-voice", "id": row["item_id"] + "@other-voice"}, keep_in_memory=True)
+    two = BuildDir(tmp_path / "two")
+    two.save_dataset({CHOICE_TASK: datasets.DatasetDict({"test": datasets.concatenate_datasets([config, other])})})
+    sets = export_original(two, tmp_path / "export")
+    assert {(s.name, s.original_name, s.config_file) for s in sets} == {
+        (CHOICE, "cmmlu_write_4", "eval_s2t.yaml"),
+        (f"{CHOICE_TASK}--other-voice", "cmmlu_write_4", f"eval_s2t.{CHOICE_TASK}--other-voice.yaml"),
+    }
+    for entry in sets:
+        inputs = inference_inputs(tmp_path / "export" / entry.config_file, str(tmp_path / "export"), ["cmmlu_write_4"])
+        assert inputs["cmmlu_write_4"][0][0].startswith(str(tmp_path / "export" / entry.name))
 
 
 def test_export_then_import_round_trips_items_labels_and_audio(exported, build_dir, tmp_path):
@@ -91,7 +115,7 @@ def test_an_import_is_a_build_folder_every_reader_takes(exported, tmp_path):
     assert report.clip_store == str(build.root / "clips")
     assert all((build.root / "clips" / clip.path).is_file() for clip in build.read_clips())
     staged = stage_repo(build, tmp_path / "staged", "org/imported")
-    assert {config.name for config in staged.configs} == {CHOICE_TASK, PIPER, PIPER_SLOW}
+    assert {config.name for config in staged.configs} == {CHOICE_TASK, STORY_TASK}
     assert "not verified by s2sbench" in (staged.folder / "README.md").read_text(encoding="utf-8")
     import_original(find_sets(out), build.root)  # an import is replaced by a new import of the same sets
     (tmp_path / "a-build" / "items").mkdir(parents=True)  # a folder a build writes is never replaced
@@ -104,7 +128,7 @@ def test_names_from_the_layout_cannot_leave_the_output_folder(exported, tmp_path
     evil = tmp_path / "evil"
     shutil.copytree(out, evil)
     sidecar = json.loads((evil / "s2sbench_export.json").read_text(encoding="utf-8"))
-    sidecar["sets"][CHOICE_TASK]["task"] = "../../escaped"
+    sidecar["sets"][CHOICE]["task"] = "../../escaped"
     (evil / "s2sbench_export.json").write_text(json.dumps(sidecar), encoding="utf-8")
     with pytest.raises(UnsafeNameError, match=r"field 'task': '../../escaped' cannot name a file or folder"):
         find_sets(evil)
@@ -129,7 +153,7 @@ def test_import_of_published_files_without_the_sidecar(exported, tmp_path):
     assert [item.id for item in items] == ["story-1", "story-2"]
     assert all(item.candidates[item.right] == right_endings[item.context] for item in items)
     # from the folder's eval_s2t.yaml, as the original code would be configured
-    assert {s.task for s in find_sets(bare)} == {CHOICE_TASK, PIPER, PIPER_SLOW}
+    assert {s.task for s in find_sets(bare)} == {"cmmlu_write_4", f"{PIPER}-story", f"{PIPER_SLOW}-story"}
 
 
 def test_broken_pairs_and_answers_name_file_and_line(tmp_path):

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from ..real_build import CHOICE_TASK, STORY_TASK
+from s2sbench.pipeline.records import SCHEMA_VERSION
 from s2sbench.evaluation.results_dir import ResultsFile
 from s2sbench.evaluation.report.summary import (
     ReportInputError,
@@ -100,8 +101,8 @@ def test_bad_inputs_name_the_path(tmp_path):
     with pytest.raises(ReportInputError, match=r"results.json:1: not valid JSON"):
         load_inputs([broken])
     broken.write_text('{"model": {"name": "x"}}', encoding="utf-8")  # no schema_version: an older s2sbench's
-    with pytest.raises(ReportInputError, match="field 'schema_version': 1, this s2sbench reads 2"):
+    with pytest.raises(ReportInputError, match=f"field 'schema_version': 1, this s2sbench reads {SCHEMA_VERSION}"):
         load_inputs([broken])
-    broken.write_text('{"schema_version": 2, "model": {"name": "x"}}', encoding="utf-8")
+    broken.write_text(f'{{"schema_version": {SCHEMA_VERSION}, "model": {{"name": "x"}}}}', encoding="utf-8")
     with pytest.raises(ReportInputError, match="field 'protocol_version': Field required"):
         load_inputs([broken])

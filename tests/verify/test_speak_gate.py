@@ -139,7 +139,7 @@ def test_reverify_reads_the_dataset_when_the_clip_store_is_gone(run, store, fw_a
     from s2sbench.pipeline.assemble import make_dataset
 
     directory = write_build(tmp_path / "copied", run)
-    BuildDir(directory).save_dataset(make_dataset({TASK: [run["outcomes"]["good"].row]}, store))
+    BuildDir(directory).save_dataset(make_dataset({TASK: [run["outcomes"]["good"].row]}, store, {TASK: run["task"]}))
     report = reverify_build(directory, fw_asr, clip_store=tmp_path / "empty-store", gates={TASK: run["task"].gate})
     assert report.status_changes == {"passed->passed": 3}
     assert report.clip_store == str(tmp_path / "empty-store")
