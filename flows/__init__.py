@@ -6,3 +6,5 @@ import os
 # timeout fails intermittently on small machines (measured 12-28 s). Users can still override both.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+# Prefect's client-side telemetry (a notice on a terminal, usage events) is off unless the user asks for it
+os.environ.setdefault("DO_NOT_TRACK", "1")
