@@ -166,6 +166,26 @@ def private_server_start_s() -> float:
         return time.perf_counter() - started
 
 
+def readme_section(figures: dict) -> str:
+    lines = [
+        f"The {figures['case']} of {figures['items']} generated stories (espeak-ng en-us, Whisper tiny.en gate, context "
+        f"and candidates spoken, shard size {SHARD_SIZE}, warm clip store, 1 worker), {figures['rounds']} alternating "
+        "(plain, flow) rounds in one process, medians; the flow runs against a Prefect server that is already up. "
+        "Overhead is (task run - stage function inside it) / stage function.", "",
+        "| stage | plain call | in the flow | whole task run | per task run | overhead |", "|---|---|---|---|---|---|",
+    ]
+    for name, stage in figures["stages"].items():
+        lines.append(f"| {name} | {stage['plain_s']} s | {stage['in_flow_s']} s | {stage['task_run_s']} s "
+                     f"| {stage['per_task_run_ms']} ms | **{stage['overhead']:.1%}** |")
+    lines += [
+        f"| whole run | {figures['plain_run_s']} s | | {figures['flow_run_s']} s | | "
+        f"{figures['flow_over_plain'] - 1:+.1%} (flow / plain {figures['flow_over_plain']}) |", "",
+        f"Without a running server a command first starts its own: {figures['private_server_start_s']} s to its "
+        "first answer, paid once by `s2sbench server start` instead.",
+    ]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=4, help="stories in the build (default 4)")

@@ -4,7 +4,7 @@ or a local CTranslate2 directory.
 Clips of one 30-second window are decoded as one CTranslate2 batch (``generate`` on stacked features), which
 faster-whisper's own ``transcribe`` does not do across separate clips (its ``BatchedInferencePipeline`` batches the
 segments of one long recording). On a GPU that batch is the speed-up. On a CPU it is not: every clip is padded to
-the 30-second window, so the encoder (about 85% of the time) does the same compute-bound work per clip in a batch or
+the 30-second window, so the encoder (about 80% of the time) does the same compute-bound work per clip in a batch or
 alone. There a batch is split across ``num_workers`` CTranslate2 replicas, one thread each, decoding in parallel:
 one replica per core is more work per core-second than one replica with a thread per core (whose threads wait on
 each other inside every small matrix product). A replica's arithmetic is the same with one thread or several, so the
