@@ -36,6 +36,7 @@ from pathlib import Path
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 4200  # Prefect's own default, so `prefect` commands find the UI where they expect it
 STATE_FILE = "s2sbench-server.json"
+LOCK_FILE = "s2sbench-server.lock"
 LOG_FILE = "s2sbench-server.log"
 STOP_GRACE_S = 10.0
 # the environment every server s2sbench starts runs with: nothing leaves the machine
@@ -208,41 +209,61 @@ def running_server() -> ServerState | None:
     return state  # alive but not answering yet (starting, or busy): still the one to use and to stop
 
 
-def start_server(port: int = DEFAULT_PORT, ui: bool = True) -> tuple[ServerState, bool]:
-    """Start the shared local server in the background; returns its state and whether it was started now."""
-    existing = running_server()
-    if existing is not None:
-        return existing, False
+@contextlib.contextmanager
+def _state_lock() -> Iterator[None]:
+    """One ``start`` or ``stop`` at a time per Prefect home: two starts never make two servers."""
+    import fcntl
+
     home = prefect_home()
     home.mkdir(parents=True, exist_ok=True)
+    with open(home / LOCK_FILE, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def start_server(port: int = DEFAULT_PORT, ui: bool = True) -> tuple[ServerState, bool]:
+    """Start the shared local server in the background; returns its state and whether it was started now."""
+    with _state_lock():
+        existing = running_server()
+        if existing is not None:
+            return existing, False
+        return _start_detached(port, ui), True
+
+
+def _start_detached(port: int, ui: bool) -> ServerState:
+    home = prefect_home()
     log_path = home / LOG_FILE
     sock = _listening_socket(port)
     port = sock.getsockname()[1]
     with open(log_path, "ab") as log:
         process = _spawn(sock, log, ui, parent=None)
     state = ServerState(pid=process.pid, port=port, prefect_home=str(home), log=str(log_path), started_at=time.time())
-    _write_state(state)  # before the wait: a `stop` while it starts still finds it
+    _write_state(state)  # before the wait: a start interrupted while waiting leaves a server `stop` finds
     try:
         _wait_healthy(process, state.api_url, log_path, startup_timeout_s())
     except ServerError:
         state_path().unlink(missing_ok=True)
         raise
-    return state, True
+    return state
 
 
 def stop_server() -> ServerState | None:
     """Stop the shared local server; returns its state, or None when none was running."""
-    state = running_server()
-    if state is None:
-        return None
-    os.kill(state.pid, signal.SIGTERM)
+    with _state_lock():
+        state = running_server()
+        if state is not None:
+            _end(state.pid)
+            state_path().unlink(missing_ok=True)
+        return state
+
+
+def _end(pid: int) -> None:
+    os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_GRACE_S
-    while _pid_alive(state.pid) and time.monotonic() < deadline:
+    while _pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if _pid_alive(state.pid):
-        os.kill(state.pid, signal.SIGKILL)
-    state_path().unlink(missing_ok=True)
-    return state
+    if _pid_alive(pid):
+        os.kill(pid, signal.SIGKILL)
 
 
 # ---- what a command uses ----
