@@ -4,6 +4,9 @@ Each benchmark runs in its own subprocess with ``--json``; its module's ``readme
 figures, and the section between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` is replaced, headed by the
 command, the date, the machine and its load average before and after (these machines are shared: a load above the
 core count means other jobs ran). A benchmark that fails keeps its previous section and makes the exit status 1.
+The studies on real public data kept outside the repository (``bench_offline_lms.py``, ``scmmlu_yield.py``,
+``check_real_sources.py``: accuracy, rewriter yield, source checks) are not timings and need ``--data``; they run
+by hand and keep their hand-written sections.
 
 Usage:  python bench/run_all.py [--only NAME ...] [--skip NAME ...] [--list]
 """
