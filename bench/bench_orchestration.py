@@ -1,13 +1,12 @@
-"""Benchmark: what orchestration costs, Dask versus threads, and peak memory as a build grows.
+"""Benchmark: Dask versus threads, and peak memory as a build grows (what the flow adds to each stage is
+``bench/bench_flow_overhead.py``).
 
 Everything is measured in this one run on the same generated English stories (espeak-ng en-us voice, Whisper
 tiny.en gate, context and candidates spoken), each build in its own subprocess so its peak memory (ru_maxrss) is its
 own:
 
-  overhead    the build flow (Prefect, threads, 1 worker) versus the same stage functions called in a plain loop,
-              both on a warm clip store (no synthesis), so the difference is orchestration; the flow runs against a
-              Prefect server started once, and the ephemeral server's start-up is reported apart
-  dask        2 local Dask worker processes versus 2 threads, each on a cold store (synthesis included)
+  dask        2 local Dask worker processes versus 2 threads, each on a cold store (synthesis included), against a
+              Prefect server started once
   memory      peak RSS of a build of N items versus 10 x N items (it must stay flat: audio is streamed, not held)
 
 Usage:  python bench/bench_orchestration.py [--items 4] [--json out.json]
@@ -22,7 +21,6 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 NAMES = ["Ann", "Ben", "Cara", "Dan", "Eva", "Finn", "Gail", "Hugo", "Iris", "Jon"]
@@ -68,15 +66,14 @@ if mode == "loop":
 else:
     from s2sbench.flows.build import build_flow
     from s2sbench.flows.runners import make_task_runner
-    workers = 2 if runner != "threads1" else 1
-    flow = build_flow.with_options(task_runner=make_task_runner(runner.rstrip("1"), workers=workers))
+    flow = build_flow.with_options(task_runner=make_task_runner(runner, workers=2))
     flow(tasks=[task], out_dir=out, store_root=store, shard_size=SHARD)
 wall = time.perf_counter() - started
 print(json.dumps({"wall_s": wall, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 
-def run_child(mode: str, task: Path, out: Path, store: Path, runner: str = "threads1", env: dict | None = None) -> dict:
+def run_child(mode: str, task: Path, out: Path, store: Path, runner: str = "threads", env: dict | None = None) -> dict:
     result = subprocess.run([sys.executable, "-c", CHILD, mode, str(task), str(out), str(store), runner],
                             capture_output=True, text=True, env=env or os.environ.copy(), check=False)
     if result.returncode != 0:
@@ -85,6 +82,21 @@ def run_child(mode: str, task: Path, out: Path, store: Path, runner: str = "thre
     # Dask worker processes are children of the child: count their peak too
     figures["children_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return figures
+
+
+def readme_section(figures: dict) -> str:
+    dask, memory = figures["dask_vs_threads"], figures["memory"]
+    return "\n".join([
+        f"{figures['items']} generated stories (espeak-ng en-us, Whisper tiny.en gate, context and candidates spoken, "
+        "shard size 2), each build in its own subprocess.", "",
+        "| measure | value |", "|---|---|",
+        f"| 2 threads, cold store | {dask['threads_2_s']} s |",
+        f"| 2 local Dask worker processes, cold store | {dask['dask_2_workers_s']} s |",
+        f"| **Dask / threads** | **{dask['dask_over_threads']}x** |",
+        f"| peak RSS, {memory['items_1x']} items | {memory['peak_rss_1x_mb']:,} MB |",
+        f"| peak RSS, {memory['items_10x']} items | {memory['peak_rss_10x_mb']:,} MB |",
+        f"| **peak RSS 10x / 1x** | **{memory['ratio_10x_over_1x']}** |",
+    ])
 
 
 def main() -> None:
@@ -100,17 +112,10 @@ def main() -> None:
         from prefect.testing.utilities import prefect_test_harness
 
         small, large = write_task(root, args.items), write_task(root, 10 * args.items)
-        warm = root / "warm-store"
-        run_child("loop", small, root / "prime", warm)  # fills the warm store
-
-        started = time.perf_counter()
         with prefect_test_harness(server_startup_timeout=180):
             from prefect.settings import PREFECT_API_URL
 
-            server_start_s = time.perf_counter() - started
             env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
-            loop = run_child("loop", small, root / "loop", warm)
-            flow = run_child("flow", small, root / "flow", warm, "threads1", env)
             threads = run_child("flow", small, root / "threads", root / "cold-threads", "threads", env)
             dask = run_child("flow", small, root / "dask", root / "cold-dask", "dask", env)
         mem_small = run_child("loop", small, root / "mem-small", root / "mem-store-small")
@@ -118,9 +123,6 @@ def main() -> None:
 
     figures = {
         "items": args.items,
-        "prefect_ephemeral_server_start_s": round(server_start_s, 1),
-        "overhead": {"plain_loop_s": round(loop["wall_s"], 2), "flow_s": round(flow["wall_s"], 2),
-                     "flow_over_loop": round(flow["wall_s"] / loop["wall_s"], 2)},
         "dask_vs_threads": {"threads_2_s": round(threads["wall_s"], 2), "dask_2_workers_s": round(dask["wall_s"], 2),
                             "dask_over_threads": round(dask["wall_s"] / threads["wall_s"], 2)},
         "memory": {"items_1x": args.items, "items_10x": 10 * args.items,

@@ -8,7 +8,7 @@ to show which part of the gain comes from where.
 
     python bench/bench_scoring.py                       # offline SmolLM2-135M, T->T, demo stories, CPU
     python bench/bench_scoring.py --model hf-causal --model-option model=Qwen/Qwen2.5-0.5B --device cuda
-    python bench/bench_scoring.py --write-readme        # also rewrite the "Scoring" section of bench/README.md
+    python bench/run_all.py --only scoring              # run it and rewrite its section of bench/README.md
 
 2-candidate items are the demo stories (right and wrong ending); 4-candidate items add the two endings of the next
 story as extra wrong candidates, as in sCMMLU's one right and three wrong statements.
@@ -29,8 +29,6 @@ import yaml
 from s2sbench.evaluation.models import Request, get_adapter
 
 DEMO = Path(__file__).resolve().parents[1] / "data" / "demo" / "stories_en.jsonl"
-README = Path(__file__).resolve().parent / "README.md"
-START, END = "<!-- scoring:start -->", "<!-- scoring:end -->"
 
 
 def load_items(path: Path, n_candidates: int) -> list[tuple[str, list[str]]]:
@@ -99,9 +97,8 @@ def _threads() -> int:
     return torch.get_num_threads()
 
 
-def markdown(report: dict) -> str:
-    lines = [START, "## Scoring", "",
-             f"`{report['command']}` on {report['model']}, {report['device']} "
+def readme_section(report: dict) -> str:
+    lines = [f"On {report['model']}, {report['device']} "
              f"{report['dtype']} ({report['machine']}), T->T on the demo stories, median of {report['repeats']} "
              "interleaved runs. Speed-up is items per second relative to the reference loop of the same run; "
              "per-round range is that ratio within each round; `max abs diff` is the largest difference of a sum "
@@ -114,19 +111,7 @@ def markdown(report: dict) -> str:
             lines.append(f"| {name} | {row['items_per_s']:.2f} | {row['speedup']:.2f}x | {low:.2f}-{high:.2f}x | "
                          f"{row['max_abs_diff_vs_reference']:.1e} |")
         lines.append("")
-    lines.append(END)
     return "\n".join(lines)
-
-
-def write_readme(section: str) -> None:
-    from s2sbench.pipeline.manifest import atomic_write_text
-
-    text = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n"
-    if START in text and END in text:
-        text = text[: text.index(START)] + section + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    atomic_write_text(README, text)
 
 
 def main() -> None:
@@ -138,7 +123,6 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--limit", type=int, help="score only the first N demo stories")
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument("--write-readme", action="store_true", help="rewrite the Scoring section of bench/README.md")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
     # values are YAML, as in `s2sbench eval --model-arg`: batch_size=4 is an int, shared_prefix=false a bool
@@ -148,13 +132,9 @@ def main() -> None:
 
         torch.set_num_threads(args.threads)
     report = run(args.model, options, args.device, args.repeats, args.limit)
-    report["command"] = " ".join(["python bench/bench_scoring.py", *sys.argv[1:]])
-    section = markdown(report)
-    print(section)
+    print(readme_section(report))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
-    if args.write_readme:
-        write_readme(section)
 
 
 if __name__ == "__main__":

@@ -57,6 +57,22 @@ def coqui_rtf(folder: Path, store: ClipStore) -> dict:
     return synthesizer.stats["coqui"]
 
 
+def readme_section(result: dict) -> str:
+    rtf = " / ".join(f"{value}" for value in result["real_time_factor"].values())
+    first, again, more = result["first_build"], result["cached_rebuild"], result["add_one_voice"]
+    return "\n".join([
+        f"The demo config (English x 2 voices, Chinese x 1 voice, context and candidates, {result['clips']} clips) "
+        "built into a fresh store, then rebuilt. Full table in [docs/synthesis.md](../docs/synthesis.md#benchmark).", "",
+        "| measure | value |", "|---|---|",
+        f"| cached rebuild: synthesis calls | **{again['synthesis_calls']}** (first build: {first['synthesis_calls']}) |",
+        f"| cached rebuild / first build wall time | **{result['cached_rebuild_over_first_build_wall_time']}** "
+        f"({again['wall_s']} s / {first['wall_s']} s) |",
+        f"| adding one voice ({more['voice']}) | {more['synthesis_calls']} clips synthesized "
+        f"(that voice's clips: {more['that_voice_clips']}) |",
+        f"| real-time factor: {' / '.join(result['real_time_factor'])} | {rtf} |",
+    ])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=int, default=None, help="items per task (default: all demo items)")

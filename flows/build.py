@@ -8,6 +8,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
 
 from s2sbench.pipeline.assemble import assemble_build
 from s2sbench.pipeline.build import DEFAULT_SHARD_SIZE, build_session, prepare_items, shard_items, speak_shard
@@ -16,19 +17,20 @@ from s2sbench.pipeline.tasks import TaskConfig, load_task
 from s2sbench.pipeline.verify import gate_warning
 
 
-@task(name="load-items")
-def load_items_task(task_config: TaskConfig, out_dir: Path, limit: int | None):
-    return prepare_items(task_config, out_dir, limit)
+# Resume lives in the build folder, so Prefect neither hashes task inputs for a cache nor stores results. Loading
+# items is no task: it takes milliseconds, and a task run's fixed cost (about 10-150 ms) would be most of it
+# (bench/bench_flow_overhead.py measures what each task run adds to its stage).
+LEAN = {"cache_policy": NO_CACHE, "persist_result": False}
 
 
 # A TTS or ASR crash on one clip is handled inside the stage (recorded as a rejected attempt); retries here cover a
 # worker dying mid-shard, which the resumable shard files make safe to repeat.
-@task(name="speak-shard", retries=2, retry_delay_seconds=[1, 5])
+@task(name="speak-shard", retries=2, retry_delay_seconds=[1, 5], **LEAN)
 def speak_shard_task(task_config: TaskConfig, items, shard: int, out_dir: Path, store_root: Path | None, seed: int):
     return speak_shard(task_config, items, shard, out_dir, store_root, seed)
 
 
-@task(name="assemble")
+@task(name="assemble", **LEAN)
 def assemble_task(tasks: list[TaskConfig], out_dir: Path, shard_size: int, store_root: Path | None):
     return assemble_build(out_dir, tasks, shard_size, store_root)
 
@@ -65,7 +67,7 @@ def build_flow(
     synthesized = remade = 0
     with build_session(Path(out_dir), configs, limit, shard_size, seed, rebuild) as build:
         for config in configs:
-            items = load_items_task(config, build.root, limit)
+            items = prepare_items(config, build.root, limit)
             shards = shard_items(items, shard_size)
             logger.info("task %s: %d items in %d shard(s), voices %s", config.name, len(items), len(shards), config.voices)
             futures = [speak_shard_task.submit(config, shard, index, build.root, store, seed)

@@ -20,10 +20,12 @@ def user_error_types() -> tuple[type[BaseException], ...]:
 
     Anything else is a bug and keeps its traceback (exit code 1)."""
     from s2sbench.evaluation.models.base import AdapterError
+    from s2sbench.flows.server import ServerError
     from s2sbench.pipeline.asr.base import TranscriptionError
     from s2sbench.pipeline.tts.base import SynthesisError
 
-    types: list[type[BaseException]] = [CommandError, ValueError, FileNotFoundError, AdapterError, SynthesisError, TranscriptionError]
+    types: list[type[BaseException]] = [CommandError, ValueError, FileNotFoundError, AdapterError, SynthesisError, TranscriptionError,
+                                         ServerError]
     try:
         from s2sbench.pipeline.publish.hub import PublishError
     except ImportError:  # huggingface_hub missing: publishing is unavailable, the rest still works
@@ -60,6 +62,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def run_handler(args: argparse.Namespace) -> int:
+    """Run the sub-command; one that runs flows (``runs_flow`` set by its parser) gets a Prefect API first."""
+    if not getattr(args, "runs_flow", False):
+        return int(args.handler(args) or 0)
+    from s2sbench.flows.server import prefect_api
+
+    with prefect_api():
+        return int(args.handler(args) or 0)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -68,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        return int(args.handler(args) or 0)
+        return run_handler(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

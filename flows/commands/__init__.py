@@ -1,5 +1,6 @@
 """One module per ``s2sbench`` sub-command; each has ``register(subparsers)`` that adds its parser and sets
-``handler``. Modules listed here are imported when the CLI starts, so keep their top-level imports light."""
+``handler`` (and ``runs_flow=True`` when it runs Prefect flows: the CLI then provides a Prefect API, see
+``s2sbench.flows.server``). Modules listed here are imported when the CLI starts, so keep their top-level imports light."""
 
 import argparse
 
@@ -21,4 +22,5 @@ COMMAND_MODULES = [
     "original",
     "report",
     "models",
+    "server",
 ]

