@@ -85,6 +85,8 @@ def make_dataset(rows_by_task: dict[str, list[BuildRow]], store: ClipStore, conf
 
     out = {}
     for task, rows in rows_by_task.items():
+        if not rows:  # every item dropped: the build report says why; a config of no rows cannot be loaded back
+            continue
         config = configs.get(task)
         split = (config.source.split if config else None) or DEFAULT_SPLIT
         per_voice = bool(config and config.config_per_voice)

@@ -146,3 +146,13 @@ def test_reverify_reads_the_dataset_when_the_clip_store_is_gone(run, store, fw_a
     bare = write_build(tmp_path / "bare", run)
     with pytest.raises(ClipIntegrityError, match="is missing, and .* does not hold it; pass the clip store"):
         reverify_build(bare, fw_asr, clip_store=tmp_path / "empty-store", gates={TASK: run["task"].gate})
+
+
+def test_a_task_whose_items_were_all_dropped_has_no_config(run, store, tmp_path):
+    from s2sbench.pipeline.assemble import make_dataset
+
+    directory = write_build(tmp_path / "all-dropped", run)
+    configs = make_dataset({TASK: [run["outcomes"]["good"].row], "emptied-task": []}, store, {TASK: run["task"]})
+    assert list(configs) == [TASK]
+    BuildDir(directory).save_dataset(configs)
+    assert [entry.name for entry in BuildDir(directory).dataset_index()] == [TASK]
