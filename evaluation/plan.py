@@ -50,7 +50,16 @@ def plan_evaluation(model: str | ModelAdapter, dataset: object, modes: Sequence[
     return EvalPlan(model, args, tuple(modes) if modes is not None else None, data, selected, options)
 
 
-def run_plan(plan: EvalPlan, out_dir: str | Path) -> Results:
-    """Build the adapter (the model loads here) and evaluate the planned data into ``out_dir``."""
-    adapter = plan.model if isinstance(plan.model, ModelAdapter) else get_adapter(plan.model, **plan.model_args)
+def load_model(plan: EvalPlan) -> ModelAdapter:
+    """The plan's adapter, built now (the model loads here)."""
+    return plan.model if isinstance(plan.model, ModelAdapter) else get_adapter(plan.model, **plan.model_args)
+
+
+def score_plan(plan: EvalPlan, adapter: ModelAdapter, out_dir: str | Path) -> Results:
+    """Evaluate the planned data with ``adapter`` into ``out_dir``."""
     return evaluate(plan.data, adapter, plan.modes, out_dir, replace(plan.options, model_args=plan.model_args))
+
+
+def run_plan(plan: EvalPlan, out_dir: str | Path) -> Results:
+    """Build the adapter and evaluate the planned data into ``out_dir``."""
+    return score_plan(plan, load_model(plan), out_dir)

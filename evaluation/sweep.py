@@ -19,8 +19,8 @@ from pathlib import Path
 
 from s2sbench.evaluation.models.base import ModelAdapter
 from s2sbench.evaluation.results_dir import ResultsDir, ResultsFile
-from s2sbench.evaluation.run import EvalOptions, evaluate
-from s2sbench.evaluation.sources import open_dataset
+from s2sbench.evaluation.run import EvalOptions, Results, evaluate
+from s2sbench.evaluation.sources import EvalDataset, open_dataset
 from s2sbench.pipeline.manifest import atomic_write_text, stable_hash
 from s2sbench.pipeline.publish.original_format import RESULT_FILE, SUMMARY_FILE
 
@@ -40,6 +40,7 @@ class Checkpoint:
 
 @dataclass(frozen=True)
 class Trajectory:
+    checkpoints: tuple[Checkpoint, ...]
     rows: tuple[dict, ...]  # one per checkpoint, task, mode, normalization and rule (TRAJECTORY_COLUMNS)
     table: Path
     plots: tuple[Path, ...]
@@ -158,6 +159,33 @@ def plot_trajectory(rows: Sequence[dict], plots_dir: Path, normalization: str = 
     return written
 
 
+def evaluate_checkpoint(
+    data: EvalDataset,
+    index: int,
+    checkpoint: Checkpoint,
+    adapter: ModelAdapter,
+    modes: Sequence[str] | None,
+    out: ResultsDir,
+    options: EvalOptions = EvalOptions(),
+) -> Results:
+    """Evaluate the ``index``-th checkpoint of a sweep on ``data`` into ``<out>/checkpoints/<name>/``."""
+    # one cache per checkpoint (unless the caller names a shared one): a long sweep never reloads every
+    # checkpoint's scores, and the key's revision keeps a rewritten checkpoint from reusing old ones
+    run_options = replace(options, revision=checkpoint_revision(checkpoint.path), step=checkpoint.step,
+                          checkpoint_index=index, checkpoint_label=checkpoint.path.name)  # fmt: skip
+    return evaluate(data, adapter, modes, out.checkpoint(checkpoint.path.name).root, run_options)
+
+
+def write_trajectory(out: ResultsDir, checkpoints: Sequence[Checkpoint], results: Sequence[Results]) -> Trajectory:
+    """``trajectory.csv``, the merged original summaries and the plots of the evaluated ``checkpoints``."""
+    rows = [row for checkpoint, result in zip(checkpoints, results) for row in _trajectory_rows(checkpoint, result.file)]
+    _write_table(out.trajectory_path, rows)
+    _merge_original(out, [out.checkpoint(checkpoint.path.name) for checkpoint in checkpoints])
+    plots = plot_trajectory(rows, out.plots_dir) if rows else []
+    return Trajectory(tuple(checkpoints), tuple(rows), out.trajectory_path, tuple(plots), sum(r.n_scored for r in results),
+                      sum(r.n_cached for r in results))  # fmt: skip
+
+
 def sweep(
     dataset: object,
     checkpoints: Sequence[Checkpoint],
@@ -169,23 +197,8 @@ def sweep(
     """Evaluate every checkpoint (``make_adapter(path)`` loads one) on ``dataset`` (anything
     :func:`~s2sbench.evaluation.run.evaluate` takes, opened once) and write ``trajectory.csv`` and the plots."""
     out = ResultsDir(out_dir)
-    rows: list[dict] = []
-    folders = []
-    n_scored = n_cached = 0
     with out.lock():
         data = open_dataset(dataset, split=options.split, tasks=options.select_tasks, voices=options.voices)
-        for index, checkpoint in enumerate(checkpoints):
-            folder = out.checkpoint(checkpoint.path.name)
-            # one cache per checkpoint (unless the caller names a shared one): a long sweep never reloads every
-            # checkpoint's scores, and the key's revision keeps a rewritten checkpoint from reusing old ones
-            run_options = replace(options, revision=checkpoint_revision(checkpoint.path), step=checkpoint.step,
-                                  checkpoint_index=index, checkpoint_label=checkpoint.path.name)
-            results = evaluate(data, make_adapter(checkpoint.path), modes, folder.root, run_options)
-            rows.extend(_trajectory_rows(checkpoint, results.file))
-            folders.append(folder)
-            n_scored += results.n_scored
-            n_cached += results.n_cached
-        _write_table(out.trajectory_path, rows)
-        _merge_original(out, folders)
-        plots = plot_trajectory(rows, out.plots_dir) if rows else []
-    return Trajectory(tuple(rows), out.trajectory_path, tuple(plots), n_scored, n_cached)
+        results = [evaluate_checkpoint(data, index, checkpoint, make_adapter(checkpoint.path), modes, out, options)
+                   for index, checkpoint in enumerate(checkpoints)]  # fmt: skip
+        return write_trajectory(out, checkpoints, results)

@@ -10,7 +10,7 @@ from s2sbench.flows.build import build_flow
 from s2sbench.flows.evaluate import evaluate_flow
 
 
-@flow(name="benchmark")
+@flow(name="benchmark", persist_result=False)
 def benchmark_flow(
     tasks: list[str],
     out_dir: str,
@@ -23,7 +23,7 @@ def benchmark_flow(
     out = Path(out_dir)
     build_flow(tasks=tasks, out_dir=str(out / "build"), limit=limit, store_root=store_root)
     return {
-        name: evaluate_flow(build_dir=str(out / "build"), model=name, out_dir=str(out / "eval" / name),
+        name: evaluate_flow(dataset=str(out / "build"), model=name, out_dir=str(out / "eval" / name),
                             model_options=options, modes=modes)
         for name, options in models.items()
     }

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
-from prefect.cache_policies import NO_CACHE
 
+from s2sbench.flows.stages import names, stage
 from s2sbench.pipeline.assemble import assemble_build
 from s2sbench.pipeline.build import DEFAULT_SHARD_SIZE, build_session, prepare_items, shard_items, speak_shard
 from s2sbench.pipeline.build_report import BuildReport
@@ -17,20 +17,20 @@ from s2sbench.pipeline.tasks import TaskConfig, load_task
 from s2sbench.pipeline.verify import gate_warning
 
 
-# Resume lives in the build folder, so Prefect neither hashes task inputs for a cache nor stores results. Loading
-# items is no task: it takes milliseconds, and a task run's fixed cost (about 10-150 ms) would be most of it
-# (bench/bench_flow_overhead.py measures what each task run adds to its stage).
-LEAN = {"cache_policy": NO_CACHE, "persist_result": False}
+def _speak_run_name(parameters: dict) -> str:
+    config = parameters["task_config"]
+    return f"speak {config.name} shard {parameters['shard']:05d} ({names(config.voices)})"
 
 
-# A TTS or ASR crash on one clip is handled inside the stage (recorded as a rejected attempt); retries here cover a
-# worker dying mid-shard, which the resumable shard files make safe to repeat.
-@task(name="speak-shard", retries=2, retry_delay_seconds=[1, 5], **LEAN)
+# Loading items is no task: it takes milliseconds (see s2sbench.flows.stages). A TTS or ASR crash on one clip is
+# handled inside the stage (recorded as a rejected attempt); retries here cover a worker dying mid-shard, which the
+# resumable shard files make safe to repeat.
+@stage("speak-shard", _speak_run_name, retries=2, retry_delay_seconds=[1, 5])
 def speak_shard_task(task_config: TaskConfig, items, shard: int, out_dir: Path, store_root: Path | None, seed: int):
     return speak_shard(task_config, items, shard, out_dir, store_root, seed)
 
 
-@task(name="assemble", **LEAN)
+@stage("assemble", "assemble {out_dir}")
 def assemble_task(tasks: list[TaskConfig], out_dir: Path, shard_size: int, store_root: Path | None):
     return assemble_build(out_dir, tasks, shard_size, store_root)
 
@@ -45,7 +45,7 @@ def report_markdown(report: BuildReport) -> str:
     return "\n".join(lines)
 
 
-@flow(name="build")
+@flow(name="build", flow_run_name="build {out_dir}", persist_result=False)
 def build_flow(
     tasks: list[str],
     out_dir: str,

@@ -62,12 +62,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _not_a_run_failure(record: logging.LogRecord) -> bool:
+    return not (record.levelno >= logging.ERROR and record.name.startswith(("prefect.flow_runs", "prefect.task_runs")))
+
+
+def leave_run_failures_to_the_cli() -> None:
+    """Prefect logs a failed flow or task run with its traceback; on the console that is left to this CLI (one line
+    for a user error, the traceback for a bug), while the Prefect API, and so the UI, still gets the full record."""
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, PrefectConsoleHandler):
+            handler.addFilter(_not_a_run_failure)
+
+
 def run_handler(args: argparse.Namespace) -> int:
     """Run the sub-command; one that runs flows (``runs_flow`` set by its parser) gets a Prefect API first."""
     if not getattr(args, "runs_flow", False):
         return int(args.handler(args) or 0)
     from s2sbench.flows.server import prefect_api
 
+    if not args.debug:
+        leave_run_failures_to_the_cli()
     with prefect_api():
         return int(args.handler(args) or 0)
 

@@ -9,6 +9,7 @@ from prefect import flow
 
 from s2sbench.flows.build import build_flow
 from s2sbench.flows.evaluate import evaluate_flow
+from s2sbench.flows.report import report_flow
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ DEMO_RUNS = (
     DemoRun("zh", "Chinese: Whisper base -> Gemma 3 270M", ("demo-stories-zh", "demo-scmmlu-zh"), "cascade",
             {"asr_engine": "faster-whisper", "asr_model": "base", "lm": "gemma3-270m"}),
 )
+REPORT_FILE = "report.html"
 DEMO_TASKS = [name for run in DEMO_RUNS for name in run.tasks]
 
 
@@ -45,14 +47,18 @@ def demo_runs(tasks: list[str] | None = None) -> list[tuple[DemoRun, list[str]]]
     return [(run, names) for run, names in planned if names]
 
 
-@flow(name="demo")
+@flow(name="demo", persist_result=False)
 def demo_flow(out_dir: str, limit: int | None = None, tasks: list[str] | None = None) -> dict[str, dict]:
-    """Build the demo tasks once, then evaluate each language with its own cascade; the results by run name."""
+    """Build the demo tasks once, evaluate each language with its own cascade and write ``report.html`` of it all;
+    the results by run name."""
     out = Path(out_dir)
     plan = demo_runs(tasks)
-    build_flow(tasks=[name for _, names in plan for name in names], out_dir=str(out / "build"), limit=limit)
-    return {
-        run.name: evaluate_flow(build_dir=str(out / "build"), model=run.model, out_dir=str(out / "eval" / run.name),
+    build = str(out / "build")
+    build_flow(tasks=[name for _, names in plan for name in names], out_dir=build, limit=limit)
+    results = {
+        run.name: evaluate_flow(dataset=build, model=run.model, out_dir=str(out / "eval" / run.name),
                                 model_options=run.model_options, modes=["T->T", "S->T"], tasks=names)
         for run, names in plan
     }
+    report_flow(results=[str(out / "eval" / name) for name in results], out=str(out / REPORT_FILE), build_dir=build)
+    return results

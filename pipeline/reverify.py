@@ -38,6 +38,7 @@ class ReverifyReport(Record):
     """``report.json`` of a re-verification."""
 
     build_dir: str
+    audit_dir: str  # where this audit is written
     asr_model: str
     clip_store: str
     gates: dict[str, str]  # task -> where its gate came from: given, build_report, registry, default
@@ -160,7 +161,7 @@ def reverify_build(
     )
     failing = sorted({BuildRow.make_id(check.item_id, check.voice) for check in checks if check.status == "rejected"})
     report = ReverifyReport(
-        build_dir=str(build.root), asr_model=asr.model_id, clip_store=str(store.root), gates=gate_sources,
+        build_dir=str(build.root), audit_dir=str(out_dir), asr_model=asr.model_id, clip_store=str(store.root), gates=gate_sources,
         clips=len(checks), status_changes=dict(sorted(transitions.items())), rows_now_rejected=failing,
         verification=summarize_checks(checks, items),
     )  # fmt: skip

@@ -1,4 +1,5 @@
-"""Test-wide settings: Prefect offline in a temporary home, and a temporary clip store per test session."""
+"""Test-wide settings: Prefect offline in a temporary home with one server per session, and a temporary clip store
+per test session."""
 
 import os
 import tempfile
@@ -17,11 +18,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 @pytest.fixture(scope="session")
 def prefect_harness():
-    """A temporary Prefect API for tests that run flows (started once per session)."""
-    from prefect.testing.utilities import prefect_test_harness
+    """One Prefect server for the whole session, for every test that runs a flow or a command that does work: the
+    private server a command would start (loopback, analytics off, this session's PREFECT_HOME), set in
+    PREFECT_API_URL so in-process flows, ``main([...])`` and CLI subprocesses all use it. Yields its API URL."""
+    from s2sbench.flows.server import private_server
 
-    with prefect_test_harness(server_startup_timeout=180):
-        yield
+    with private_server() as api_url:
+        yield api_url
 
 
 @pytest.fixture(scope="session")

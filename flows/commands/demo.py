@@ -34,20 +34,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from s2sbench.evaluation.report.html import write_report
     from s2sbench.evaluation.report.summary import results_markdown
-    from s2sbench.flows.demo import DEMO_RUNS, demo_flow
+    from s2sbench.flows.demo import DEMO_RUNS, REPORT_FILE, demo_flow
 
     if args.out.exists() and not args.keep:
         shutil.rmtree(args.out)
     started = time.monotonic()
     results = demo_flow(out_dir=str(args.out), limit=args.limit)
     evaluated = [run for run in DEMO_RUNS if run.name in results]
-    report = write_report([args.out / "eval" / run.name for run in evaluated], args.out / "report.html",
-                          build_dir=args.out / "build")
     for run in evaluated:
         print(f"\n# {run.title}\n")
         print(results_markdown(results[run.name]))
     folders = ", ".join(f"eval/{run.name}/results.json" for run in evaluated)
-    print(f"\nwall time {time.monotonic() - started:.0f} s; outputs in {args.out}/: build/, {folders}, {report.name}")
+    print(f"\nwall time {time.monotonic() - started:.0f} s; outputs in {args.out}/: build/, {folders}, {REPORT_FILE}")
     return 0

@@ -4,7 +4,6 @@ folder; write results, tables and plots. Everything is checked before the model 
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from pathlib import Path
 
 from s2sbench.flows.commands import add_command
@@ -60,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--requests-per-call", type=int, default=64, metavar="N",
                         help="requests handed to the model at once; scores are saved after each call (default 64); "
                         "the model's own batch size is a --model-arg, e.g. batch_size=8")  # fmt: skip
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, runs_flow=True)
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -81,54 +80,32 @@ def parse_model_args(pairs: list[str]) -> dict[str, object]:
     return options
 
 
-def _options(args: argparse.Namespace):
-    from s2sbench.evaluation.results_dir import RESULTS_FILE
-    from s2sbench.evaluation.run import EvalOptions
-    from s2sbench.evaluation.stats import BootstrapOptions
-    from s2sbench.pipeline.tasks import load_task
-
-    tasks = {task.name: task for task in (load_task(path) for path in args.task_file)}
-    boot = BootstrapOptions(n_resamples=args.bootstrap, **({"seed": args.seed} if args.seed is not None else {}))
-    results_file = args.out.name if args.out.suffix == ".json" else RESULTS_FILE
-    return EvalOptions(bootstrap=boot, requests_per_call=args.requests_per_call, tasks=tasks or None,
-                       results_file=results_file, select_tasks=args.tasks, voices=args.voices, limit=args.limit,
-                       split=args.split)  # fmt: skip
-
-
 def run(args: argparse.Namespace) -> int:
-    from s2sbench.evaluation.plan import plan_evaluation, run_plan
     from s2sbench.evaluation.report.summary import results_markdown
-    from s2sbench.evaluation.results_dir import ResultsDir
+    from s2sbench.evaluation.results_dir import RESULTS_FILE, ResultsDir
     from s2sbench.flows.cli import CommandError
+    from s2sbench.flows.evaluate import evaluate_flow, sweep_flow
 
-    model_options = parse_model_args(args.model_arg)
-    options = _options(args)
+    if args.step_pattern and args.model_glob is None:
+        raise CommandError("--step-pattern needs --model-glob")
     out_dir = args.out.parent if args.out.suffix == ".json" else args.out
+    common = {"dataset": str(args.dataset), "model": args.model, "out_dir": str(out_dir),
+              "model_options": parse_model_args(args.model_arg), "modes": args.modes,
+              "tasks": list(args.tasks), "voices": list(args.voices), "limit": args.limit, "split": args.split,
+              "task_files": [str(path) for path in args.task_file], "bootstrap": args.bootstrap, "seed": args.seed,
+              "requests_per_call": args.requests_per_call}  # fmt: skip
     if args.model_glob is None:
-        if args.step_pattern:
-            raise CommandError("--step-pattern needs --model-glob")
-        plan = plan_evaluation(args.model, args.dataset, args.modes, model_options, options)  # before the model loads
-        results = run_plan(plan, out_dir)
+        results_file = args.out.name if args.out.suffix == ".json" else RESULTS_FILE
+        results = evaluate_flow(**common, results_file=results_file)
         print(results_markdown(results), end="")
-        written = ResultsDir(out_dir, options.results_file)
+        written = ResultsDir(out_dir, results_file)
         print(f"results: {written.results_path}   lm-eval: {written.lm_eval_path}   table: {written.markdown_path}, "
               f"{written.csv_path}   samples: {written.samples_path}")  # fmt: skip
         return 0
-    from s2sbench.evaluation.sweep import DEFAULT_STEP_PATTERN, find_checkpoints, sweep
-
-    if args.checkpoint_arg in model_options:
-        raise CommandError(f"--model-arg {args.checkpoint_arg}=... conflicts with --model-glob (it sets that option)")
-    checkpoints = find_checkpoints(args.model_glob, args.step_pattern or DEFAULT_STEP_PATTERN)
-    first = {**model_options, args.checkpoint_arg: str(checkpoints[0].path)}
-    plan = plan_evaluation(args.model, args.dataset, args.modes, first, options)
-
-    def make_adapter(path: Path):
-        from s2sbench.evaluation.models import get_adapter
-
-        return get_adapter(args.model, **{**model_options, args.checkpoint_arg: str(path)})
-
-    trajectory = sweep(plan.data, checkpoints, make_adapter, args.modes, out_dir, replace(options, model_args=model_options))
-    print(f"{len(checkpoints)} checkpoints (steps {', '.join(str(c.step) for c in checkpoints)}): "
+    trajectory = sweep_flow(**common, model_glob=args.model_glob, step_pattern=args.step_pattern,
+                            checkpoint_arg=args.checkpoint_arg)  # fmt: skip
+    steps = ", ".join(str(checkpoint.step) for checkpoint in trajectory.checkpoints)
+    print(f"{len(trajectory.checkpoints)} checkpoints (steps {steps}): "
           f"{trajectory.n_scored} candidates scored, {trajectory.n_cached} from the cache")  # fmt: skip
     print(f"trajectory: {trajectory.table}")
     for plot in trajectory.plots:

@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     export.add_argument("build", type=Path, metavar="DIR", help="build directory (from `s2sbench build`)")
     export.add_argument("--out", required=True, type=Path, help="output folder")
-    export.set_defaults(handler=run_export)
+    export.set_defaults(handler=run_export, runs_flow=True)
 
     imp = add_command(
         subparsers,
@@ -49,13 +49,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("--audio-dir", type=Path, help="wav folder of a single JSONL file")
     imp.add_argument("--task", help="task name for a single JSONL file (default: the file name)")
     imp.add_argument("--language", help="language of a single JSONL file (en, zh, ...)")
-    imp.set_defaults(handler=run_import)
+    imp.set_defaults(handler=run_import, runs_flow=True)
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from s2sbench.pipeline.publish.original import export_original
+    from s2sbench.flows.original import export_original_flow
 
-    exported = export_original(args.build, args.out)
+    exported = export_original_flow(build_dir=str(args.build), out_dir=str(args.out))
     for entry in exported:
         print(f"{entry.name}: {entry.items} items, {entry.rows} rows ({entry.format}), in {entry.config_file} as {entry.original_name}")
     print(f"original layout in {args.out}; run the original code with each config file:")
@@ -67,9 +67,10 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from s2sbench.pipeline.publish.original import find_sets, import_original
+    from s2sbench.flows.original import import_original_flow
 
-    counts = import_original(find_sets(args.source, task=args.task, language=args.language, audio_dir=args.audio_dir), args.out)
+    counts = import_original_flow(source=str(args.source), out_dir=str(args.out), task=args.task,
+                                  language=args.language, audio_dir=str(args.audio_dir) if args.audio_dir else None)  # fmt: skip
     for task, rows in counts.items():
         print(f"{task}: {rows} rows")
     print(f"items: {args.out / 'items'}   dataset: {args.out / 'dataset'}")

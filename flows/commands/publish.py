@@ -42,32 +42,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "the build's, its first task)")
     parser.add_argument("--attempts", type=int, default=5, help="tries per step on transient HTTP errors (default 5)")
     parser.add_argument("--no-verify", action="store_true", help="skip loading the dataset back after the upload")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, runs_flow=True)
 
 
 def run(args: argparse.Namespace) -> int:
     from s2sbench.flows.cli import CommandError
+    from s2sbench.flows.publish import NoTokenError, publish_flow
     from s2sbench.pipeline.builddir import BuildDir
-    from s2sbench.pipeline.publish.hub import PublishError, RetryPolicy, publish_build
+    from s2sbench.pipeline.publish.hub import PublishError
 
-    if "/" not in args.repo_id:
-        raise CommandError(f"--repo-id '{args.repo_id}': expected ORG/NAME")
-    build = BuildDir(args.build)
-    if args.dry_run is DRY_RUN_DEFAULT:
-        args.dry_run = build.hub_repo_dir
-    if args.dry_run is None:
-        from huggingface_hub import get_token
-
-        if not get_token():
-            raise CommandError("no Hugging Face token: set HF_TOKEN (or run `hf auth login`), or use --dry-run OUT")
+    dry_run = BuildDir(args.build).hub_repo_dir if args.dry_run is DRY_RUN_DEFAULT else args.dry_run
     try:
-        result = publish_build(
-            build, args.repo_id, revision=args.revision, private=args.private, dry_run_dir=args.dry_run,
-            licence=args.license, default_config=args.default_config, policy=RetryPolicy(attempts=args.attempts),
+        result = publish_flow(
+            build_dir=str(args.build), repo_id=args.repo_id, revision=args.revision, private=args.private,
+            dry_run_dir=str(dry_run) if dry_run is not None else None, licence=args.license,
+            default_config=args.default_config, attempts=args.attempts,
             verify=not args.no_verify,
         )
     except PublishError as error:
-        hint = "" if args.dry_run else " (re-run the same command to resume)"
+        hint = "" if dry_run is not None or isinstance(error, NoTokenError) else " (re-run the same command to resume)"
         raise CommandError(f"{error}{hint}") from error
     for config in result.configs:
         print(f"{config.name}{' (default)' if config.default else ''}: {config.num_rows} rows ({config.split}), "

@@ -44,40 +44,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--title", default="s2sbench report", help="report title")
     parser.add_argument("--screenshot", type=Path, metavar="PNG",
                         help="also render the report in headless Chromium to a PNG")  # fmt: skip
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, runs_flow=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    from s2sbench.evaluation.report.audit import SampleOptions, load_build
-    from s2sbench.evaluation.report.html import ReportOptions, render_html
-    from s2sbench.evaluation.report.summary import load_inputs, results_markdown, summary_frame, write_csv
+    from s2sbench.evaluation.report.browser import BrowserError
     from s2sbench.flows.cli import CommandError
-    from s2sbench.pipeline.manifest import atomic_write_text
+    from s2sbench.flows.report import report_flow
 
-    if not args.results and args.build is None:
-        raise CommandError("nothing to report: give RESULTS (results.json, eval or sweep folders) and/or --build DIR")
-    if args.samples < 0:
-        raise CommandError(f"--samples must be >= 0, got {args.samples}")
-    if (args.markdown or args.csv) and not args.results:
-        raise CommandError("--markdown and --csv summarize results: give RESULTS too")
-    inputs = load_inputs(args.results)
-    options = ReportOptions(title=args.title, normalization=args.normalization,
-                            samples=SampleOptions(clips_per_status=args.samples), store_root=args.store)  # fmt: skip
-    audit = load_build(args.build, args.store, options.samples) if args.build is not None else None
-    atomic_write_text(args.out, render_html(inputs, audit, options))
+    def text(path: Path | None) -> str | None:
+        return str(path) if path is not None else None
+
+    try:
+        report_flow(results=[str(path) for path in args.results], out=str(args.out), build_dir=text(args.build),
+                    store=text(args.store), markdown=text(args.markdown), csv=text(args.csv),
+                    normalization=args.normalization, samples=args.samples, title=args.title,
+                    screenshot=text(args.screenshot))  # fmt: skip
+    except BrowserError as error:
+        raise CommandError(str(error)) from None
     print(f"report: {args.out}")
-    if args.markdown:
-        atomic_write_text(args.markdown, results_markdown(list(inputs.runs), args.normalization))
-        print(f"markdown: {args.markdown}")
-    if args.csv:
-        write_csv(summary_frame(inputs.runs, args.normalization), args.csv)
-        print(f"csv: {args.csv}")
-    if args.screenshot:
-        from s2sbench.evaluation.report.browser import BrowserError, screenshot
-
-        try:
-            screenshot(args.out, args.screenshot)
-        except BrowserError as error:
-            raise CommandError(str(error)) from None
-        print(f"screenshot: {args.screenshot}")
+    for label, path in (("markdown", args.markdown), ("csv", args.csv), ("screenshot", args.screenshot)):
+        if path:
+            print(f"{label}: {path}")
     return 0

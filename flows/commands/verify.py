@@ -35,22 +35,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--batch-size", type=int, default=8, help="clips decoded together")
     parser.add_argument("--store", type=Path, help="clip store the build used (default: the build's, else $S2SBENCH_CLIP_STORE)")
     parser.add_argument("--out", type=Path, help="where to write the new audit (default: DIR/reverify/<model>)")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, runs_flow=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    from s2sbench.pipeline.asr import get_asr
-    from s2sbench.pipeline.builddir import BuildDir
-    from s2sbench.pipeline.reverify import default_out_dir, reverify_build
+    from s2sbench.flows.verify import verify_flow
 
-    build = BuildDir(args.build_dir)
-    build.read_clips()  # a folder that is not a finished build is reported before the ASR model loads
-    options = {"device": args.device, "batch_size": args.batch_size}
-    if args.compute_type:
-        options["compute_type"] = args.compute_type
-    asr = get_asr(args.engine, args.model, **options)
-    out_dir = args.out or default_out_dir(build, asr)
-    report = reverify_build(build, asr, out_dir, clip_store=args.store)
+    report = verify_flow(
+        build_dir=str(args.build_dir), engine=args.engine, model=args.model, device=args.device,
+        compute_type=args.compute_type, batch_size=args.batch_size, store=str(args.store) if args.store else None,
+        out_dir=str(args.out) if args.out else None,
+    )
     print(f"re-verified {report.clips} clips with {report.asr_model}")
     print(json.dumps({"status": report.verification.overall.status, "status_changes": report.status_changes}, indent=2))
     for group in report.verification.groups:
@@ -59,5 +54,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {group.task} [{group.language}] {group.voice}: {group.status}, mean {'/'.join(group.metrics)} {mean}")
     if report.rows_now_rejected:
         print(f"{len(report.rows_now_rejected)} row(s) would now be dropped: {', '.join(report.rows_now_rejected[:10])}")
-    print(f"audit: {out_dir / 'verification.jsonl'}   report: {out_dir / 'report.json'}")
+    audit = Path(report.audit_dir)
+    print(f"audit: {audit / 'verification.jsonl'}   report: {audit / 'report.json'}")
     return 0

@@ -318,8 +318,13 @@ def publish_build(build_dir: str | Path | BuildDir, repo_id: str, *, revision: s
         result = PublishResult(staged.configs, upload=upload_repo(staged.folder, repo_id, revision=revision, private=private, policy=policy))
         if verify:
             result.checks = verify_upload(staged, repo_id, revision=revision)
-            bad = [check for check in result.checks if not check.ok]
-            if bad:
-                details = "; ".join(f"{c.config}: {c.rows_found}/{c.rows_expected} rows, {c.audio_mismatches} audio mismatches" for c in bad)
-                raise PublishError(f"{repo_id}@{revision}: the uploaded data does not match the build: {details}")
+    require_match(result.checks, repo_id, revision)
     return result
+
+
+def require_match(checks: list[ConfigCheck], repo_id: str, revision: str) -> None:
+    """Raise :class:`PublishError` naming every config whose loaded-back rows differ from the build's."""
+    bad = [check for check in checks if not check.ok]
+    if bad:
+        details = "; ".join(f"{c.config}: {c.rows_found}/{c.rows_expected} rows, {c.audio_mismatches} audio mismatches" for c in bad)
+        raise PublishError(f"{repo_id}@{revision}: the uploaded data does not match the build: {details}")

@@ -15,6 +15,8 @@ from s2sbench.evaluation.stats import BootstrapOptions
 from s2sbench.evaluation.sweep import find_checkpoints, sweep
 from s2sbench.flows.cli import main
 
+from ..prefect_runs import recorded_run
+
 # T->T only (hf-causal is a text LM): stories 6 x 2 candidates, choices 4 x 4
 PER_CHECKPOINT = 6 * 2 + 4 * 4
 
@@ -65,7 +67,9 @@ def test_sweep_writes_trajectory_and_plots_and_reruns_from_cache(build_dir, gpt2
     assert again.rows == first.rows
 
 
-def test_eval_command_single_model_and_sweep(build_dir, gpt2_checkpoints, tmp_path, capsys):
+def test_eval_command_single_model_and_sweep(prefect_harness, build_dir, gpt2_checkpoints, tmp_path, capsys):
+    """`s2sbench eval` runs the evaluate flow (the sweep flow with --model-glob): flow runs in the Prefect API with
+    task runs named for what they work on, and the results table as an artifact."""
     task_file = tmp_path / "mc-zh.yaml"
     from .conftest import CHOICE_TASK
 
@@ -80,11 +84,20 @@ def test_eval_command_single_model_and_sweep(build_dir, gpt2_checkpoints, tmp_pa
     assert json.loads(out_file.read_text())["model"]["name"] == "hf-causal"
     assert (tmp_path / "single" / "samples.jsonl").exists()
     assert "| hf-causal | demo-stories-en | pairwise_strict |" in capsys.readouterr().out
+    run = recorded_run("evaluate", task_runs=2, out_dir=str(out_file.parent))
+    assert run.state == "Completed" and run.name == f"evaluate hf-causal on {build_dir}"
+    assert run.parameters["results_file"] == "scores.json" and run.parameters["bootstrap"] == 100
+    assert run.task_runs == ("load hf-causal", "score hf-causal on every task")
+    kind, table = run.artifacts["evaluation-results"]
+    assert kind == "markdown" and "| hf-causal | demo-stories-en | pairwise_strict |" in table
 
     sweep_out = tmp_path / "sweep"
     glob = str(gpt2_checkpoints / "ckpt_[12]*")
     assert main([*common, "--model-glob", glob, "--step-pattern", r"ckpt_(\d+)", "--out", str(sweep_out)]) == 0
     assert "2 checkpoints (steps 100, 200)" in capsys.readouterr().out
     assert (sweep_out / "trajectory.csv").exists() and (sweep_out / "plots" / "mc-zh.png").exists()
+    run = recorded_run("sweep", task_runs=3, out_dir=str(sweep_out))
+    assert run.task_runs == ("evaluate ckpt_100 (step 100)", "evaluate ckpt_200 (step 200)", "trajectory of sweep")
+    assert "| 200 | ckpt_200 | mc-zh | T->T | pairwise_ties_right |" in run.artifacts["sweep-trajectory"][1]
     assert main([*common, "--model-arg", "oops", "--out", str(sweep_out)]) == 2
     assert "expected KEY=VALUE" in capsys.readouterr().err

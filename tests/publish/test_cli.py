@@ -8,10 +8,16 @@ import subprocess
 import sys
 import time
 
+import pytest
+
+from ..prefect_runs import recorded_run
 from ..real_build import CHOICE_TASK, STORY_TASK
 from .conftest import FAKE_TOKEN
 
 from s2sbench.flows.cli import main
+
+# these commands run flows: on the session's Prefect server, which the CLI subprocess below reaches by PREFECT_API_URL
+pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 
 def test_dry_run_writes_the_folder_and_needs_no_token(build_dir, tmp_path, monkeypatch, capsys):
@@ -65,6 +71,11 @@ def test_killed_upload_resumes(build_dir, local_hub, tmp_path, capsys):
     puts = {key: count for key, count in local_hub.lfs_puts.items() if key[0] == "datasets/org/killed"}
     assert len(puts) == 2 and set(puts.values()) == {1}, "every parquet object stored once, the early ones not re-sent"
     assert FAKE_TOKEN not in out
+    run = recorded_run("publish", task_runs=3, repo_id="org/killed")
+    assert run.state == "Completed" and run.name == f"publish {build_dir} to org/killed"
+    assert run.task_runs == ("load back org/killed@main", f"stage org/killed from {build_dir}", "upload org/killed@main")
+    assert run.artifacts["hub-dataset"][1] == f"[org/killed@main]({local_hub.endpoint}/datasets/org/killed)"
+    assert f"| {STORY_TASK} (default) | test | 4 | 1 | 4, 0 audio mismatches |" in run.artifacts["publish-check"][1]
 
 
 def test_export_and_import_original_commands(build_dir, tmp_path, capsys):
@@ -75,5 +86,11 @@ def test_export_and_import_original_commands(build_dir, tmp_path, capsys):
     assert f"{STORY_TASK}--piper-en-joe: 2 items, 4 rows (story), in eval_s2t.yaml as {STORY_TASK}--piper-en-joe-story" in out
     assert f"--dataset_list {STORY_TASK}--piper-en-joe-story {STORY_TASK}--piper-en-joe-slow-story cmmlu_write_4" in out
     assert f"{STORY_TASK}: 4 rows" in out
+    exported = recorded_run("export-original", task_runs=1, out_dir=str(tmp_path / "orig"))
+    assert exported.task_runs == (f"export {build_dir}",)
+    assert f"| {STORY_TASK}--piper-en-joe | {STORY_TASK} | piper-en-joe | story | 2 | 4 |" in exported.artifacts["export-original"][1]
+    imported = recorded_run("import-original", task_runs=1, out_dir=str(tmp_path / "back"))
+    assert imported.task_runs == (f"import {CHOICE_TASK}, {STORY_TASK}",)
+    assert f"| {STORY_TASK} | 4 |" in imported.artifacts["import-original"][1]
     assert main(["import-original", str(tmp_path / "orig" / f"{CHOICE_TASK}--espeak-zh-pinyin.jsonl"), "--out", str(tmp_path / "x")]) == 2
     assert "--audio-dir" in capsys.readouterr().err

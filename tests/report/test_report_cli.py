@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from s2sbench.flows.cli import build_parser, main
+
+from ..prefect_runs import recorded_run
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")  # `s2sbench report` runs the report flow
 
 
 def test_report_command_writes_html_markdown_csv(eval_dir, build_dir, clip_store, tmp_path, capsys):
@@ -17,6 +22,10 @@ def test_report_command_writes_html_markdown_csv(eval_dir, build_dir, clip_store
     assert out.read_text(encoding="utf-8").count("<audio") == 2
     assert "| toy | fixture-stories-en | pairwise_strict |" in (tmp_path / "s.md").read_text(encoding="utf-8")
     assert len(pd.read_csv(tmp_path / "s.csv")) == 3
+    run = recorded_run("report", task_runs=4, out=str(out))
+    assert run.task_runs == (f"audit {build_dir}", f"load {eval_dir}", f"render {out}", "summary tables")
+    assert run.artifacts["report"][1] == f"[report.html]({out.resolve().as_uri()})"  # a link artifact
+    assert "| toy | fixture-stories-en | pairwise_strict |" in run.artifacts["report-summary"][1]
 
 
 def test_build_only_report(build_dir, clip_store, tmp_path):

@@ -15,6 +15,8 @@ from s2sbench.pipeline.synthesize import Synthesizer
 from s2sbench.pipeline.tasks import GateConfig, SourceConfig, TaskConfig
 from s2sbench.pipeline.verify import Verifier, summarize_checks
 
+from ..prefect_runs import recorded_run
+
 TASK = "verify-gate-test"
 PLANTED = "Seven purple elephants danced on the roof."
 
@@ -123,7 +125,7 @@ def test_reverify_with_the_other_backend_writes_a_new_audit(run, build_dir, stor
     assert (build_dir / "again" / "report.json").is_file()
 
 
-def test_verify_command_flags_a_clip_that_no_longer_matches(run, build_dir, store, capsys):
+def test_verify_command_flags_a_clip_that_no_longer_matches(prefect_harness, run, build_dir, store, capsys):
     row = run["outcomes"]["good"].row
     clips = [clip.model_copy(update={"text": PLANTED}) if clip.role == "candidate:1" else clip for clip in row.clips.values()]
     write_records(BuildDir(build_dir).clips_path, clips)
@@ -133,6 +135,9 @@ def test_verify_command_flags_a_clip_that_no_longer_matches(run, build_dir, stor
     assert code == 0, printed
     assert f"1 row(s) would now be dropped: good@{row.voice}" in printed
     assert [check.status for check in read_records(out / "verification.jsonl", ClipCheck)] == ["passed", "passed", "rejected"]
+    flow_run = recorded_run("verify", task_runs=2, out_dir=str(out))
+    assert flow_run.task_runs[0] == "load faster-whisper:tiny.en" and flow_run.task_runs[1].startswith(f"re-verify {build_dir} with")
+    assert "rows that would now be dropped: 1" in flow_run.artifacts["reverify-audit"][1]
 
 
 def test_reverify_reads_the_dataset_when_the_clip_store_is_gone(run, store, fw_asr, tmp_path):
