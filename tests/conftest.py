@@ -28,9 +28,10 @@ def prefect_harness():
 
 
 @pytest.fixture(scope="session")
-def real_build(tmp_path_factory):
-    """A small build made by the real stages (Piper, espeak-ng, Whisper tiny.en), once per session: see
-    tests/real_build.py for what it holds. Tests must not change it; copy it (and its store) to damage it."""
+def real_build(prefect_harness, tmp_path_factory):
+    """A small build made by the build flow with the real stages (Piper, espeak-ng, Whisper tiny.en), once per
+    session: see tests/real_build.py for what it holds. Tests must not change it; copy it (and its store) to damage
+    it."""
     from .real_build import make_real_build
 
     return make_real_build(tmp_path_factory.mktemp("real-build"))

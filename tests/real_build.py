@@ -1,7 +1,8 @@
 """A small real build for the tests of everything downstream of a build (publish, card, export/import, report, eval).
 
-It is made once per test session by the real stages (:func:`s2sbench.pipeline.build.run_build`): Piper speaks two
-English voices (context and candidates), espeak-ng speaks Chinese (context only), Whisper tiny.en is the gate.
+It is made once per test session by the build flow (:func:`s2sbench.flows.build.build_flow`, on the session's Prefect
+server), which the flow tests then check through the Prefect API: Piper speaks two English voices (context and
+candidates), espeak-ng speaks Chinese (context only), Whisper tiny.en is the gate.
 What the tests can count on, because the inputs are chosen for it:
 
 - ``fixture-stories-en``: 3 stories x 2 voices; story 3's wrong ending is gibberish that Whisper cannot hear back, so
@@ -69,11 +70,13 @@ def write_task_files(folder: Path) -> tuple[Path, Path]:
     return stories, choices
 
 
+SHARD_SIZE = 2  # stories 1-2 and story 3 in shards of their own
+
+
 def make_real_build(root: Path) -> RealBuild:
-    from s2sbench.pipeline.build import run_build
-    from s2sbench.pipeline.tasks import load_task
+    from s2sbench.flows.build import build_flow
 
     files = write_task_files(root / "tasks")
     store = root / "clips"
-    run_build([load_task(path) for path in files], root / "build", shard_size=2, store_root=store)
+    build_flow(tasks=[str(path) for path in files], out_dir=str(root / "build"), shard_size=SHARD_SIZE, store_root=str(store))
     return RealBuild(root / "build", store, files)

@@ -101,3 +101,7 @@ def test_eval_command_single_model_and_sweep(prefect_harness, build_dir, gpt2_ch
     assert "| 200 | ckpt_200 | mc-zh | T->T | pairwise_ties_right |" in run.artifacts["sweep-trajectory"][1]
     assert main([*common, "--model-arg", "oops", "--out", str(sweep_out)]) == 2
     assert "expected KEY=VALUE" in capsys.readouterr().err
+    # a user error inside the flow (here in its load-model task) is one line on the console, as before flows
+    assert main(["eval", "--dataset", str(build_dir), "--model", "no-such-model", "--out", str(tmp_path / "x")]) == 2
+    [line] = [line for line in capsys.readouterr().err.splitlines() if "Flow run" not in line]
+    assert line.startswith("s2sbench eval: error: ") and "no-such-model" in line

@@ -1,4 +1,5 @@
-"""The build flow for real (Piper TTS, Whisper tiny.en gate, datasets), through Prefect, and its resume."""
+"""The build flow for real (Piper TTS, Whisper tiny.en gate, datasets), through Prefect, and its resume after a
+SIGKILL; both on the session's build and server."""
 
 from __future__ import annotations
 
@@ -11,47 +12,38 @@ from pathlib import Path
 
 from s2sbench.pipeline.builddir import BuildDir
 
+from ..prefect_runs import recorded_run
+from ..real_build import CHOICE_TASK, CHOICE_VOICE, STORY_TASK
+
 
 def _fingerprint(build: Path) -> list[tuple[str, dict[str, str]]]:
     return [(row.id, {role: clip.audio_sha256 for role, clip in row.clips.items()}) for row in BuildDir(build).read_manifest()]
 
 
-def test_build_flow_makes_a_dataset_and_rebuilds_for_free(prefect_harness, story_task, tmp_path):
-    from s2sbench.flows.build import build_flow
+def test_the_session_build_ran_as_a_flow(real_build):
+    """The session's build (tests/real_build.py) was made by the build flow: its run in the Prefect API has a task
+    run per task and shard, named so, and the build report as an artifact; the dataset it wrote carries 16 kHz
+    audio and every clip's audit."""
+    voices = "piper-en-joe, piper-en-joe-slow"
+    run = recorded_run("build", task_runs=4, out_dir=str(real_build.root))
+    assert run.state == "Completed" and run.name == f"build {real_build.root}"
+    assert run.task_runs == (f"assemble {real_build.root}", f"speak {CHOICE_TASK} shard 00000 ({CHOICE_VOICE})",
+                             f"speak {STORY_TASK} shard 00000 ({voices})", f"speak {STORY_TASK} shard 00001 ({voices})")
+    # items in, item x voice, kept, dropped (story 3 in both voices), unverified (tiny.en hears no Chinese)
+    report = run.artifacts["build-report"][1]
+    assert f"| {STORY_TASK} | 3 | 6 | 4 | 2 | 0 |" in report and f"| {CHOICE_TASK} | 2 | 2 | 2 | 0 | 2 |" in report
 
-    out = tmp_path / "build"
-    store = tmp_path / "clips"
-    report = build_flow(tasks=[str(story_task)], out_dir=str(out), shard_size=2, store_root=str(store))
-    task_report = report["tasks"]["flow-test-stories"]
-    assert task_report["kept"] + task_report["dropped"] == task_report["item_voice_pairs_in"] == 4
-    assert task_report["kept"] >= 3  # Piper + tiny.en: these short sentences pass the gate
-    checks = BuildDir(out).read_verification()
+    build = BuildDir(real_build.root)
+    checks = build.read_verification()
     assert {check.asr_model for check in checks} == {"faster-whisper:tiny.en (offline package):int8"}
     assert len({check.id for check in checks}) == len(checks)
-
-    dataset = BuildDir(out).load_dataset()
-    split = dataset["flow-test-stories"]["test"]
-    assert split.num_rows == task_report["kept"]
+    split = build.load_dataset()[STORY_TASK]["test"]
+    assert split.num_rows == 4
     row = split[0]
     samples = row["context_audio"].get_all_samples()
     assert samples.sample_rate == 16000 and samples.data.shape[0] == 1 and samples.data.shape[1] > 16000
     assert len(row["candidate_audio"]) == 2
     assert row["verification_status"] == "passed" and row["context_metric"] == "wer"
-
-    # the dataset carries its audio: it still decodes with the clip store gone
-    for path in sorted(store.rglob("*"), reverse=True):
-        path.unlink() if path.is_file() else path.rmdir()
-    again = BuildDir(out).load_dataset()["flow-test-stories"]["test"][0]["context_audio"]
-    assert again.get_all_samples().data.shape == samples.data.shape
-
-    # same seed, same bytes: a build into a fresh store makes identical audio; a second build of the same config
-    # into a new folder with that store synthesizes nothing
-    first = _fingerprint(out)
-    fresh = build_flow(tasks=[str(story_task)], out_dir=str(tmp_path / "again"), shard_size=2, store_root=str(tmp_path / "clips2"))
-    cached = build_flow(tasks=[str(story_task)], out_dir=str(tmp_path / "third"), shard_size=2, store_root=str(tmp_path / "clips2"))
-    assert _fingerprint(tmp_path / "again") == first == _fingerprint(tmp_path / "third")
-    assert fresh["this_run"]["clips_synthesized"] > 0
-    assert cached["this_run"]["clips_synthesized"] == 0
 
 
 def _count_lines(paths) -> int:
@@ -82,33 +74,30 @@ def _run_until(command: list[str], env: dict, condition, timeout_s: float = 300)
     return False
 
 
-def test_killed_build_resumes_to_the_same_dataset(prefect_harness, story_task, tmp_path):
-    from prefect.settings import PREFECT_API_URL
-
-    from s2sbench.flows.build import build_flow
-
-    reference = tmp_path / "reference"
-    build_flow(tasks=[str(story_task)], out_dir=str(reference), shard_size=2, store_root=str(tmp_path / "store-a"))
-
+def test_killed_build_resumes_to_the_same_dataset(real_build, tmp_path):
+    """`s2sbench build` SIGKILLed inside the first item, inside the second shard and after every shard is done, then
+    re-run: the rows and their audio equal the session build's (made in one go, into another clip store), with no
+    duplicated row or audit line."""
+    stories = real_build.task_files[0]
     out = tmp_path / "killed"
-    work = out / "work" / "flow-test-stories"
-    command = [sys.executable, "-m", "s2sbench.flows.cli", "build", str(story_task), "--out", str(out), "--shard-size", "2",
-               "--store", str(tmp_path / "store-b")]
-    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}  # reuse the harness server: no start-up per run
+    work = out / "work" / STORY_TASK
+    # stories 1 and 2 (no retries: both pass the gate), a shard each
+    command = [sys.executable, "-m", "s2sbench.flows.cli", "build", str(stories), "--out", str(out), "--limit", "2",
+               "--shard-size", "1", "--store", str(tmp_path / "store")]  # fmt: skip
     kill_points = [
         lambda: _count_lines(work.glob("*/checks.jsonl")) >= 1,  # inside the first item
-        lambda: _count_lines(work.glob("*/rows.jsonl")) >= 3,  # inside the second shard
+        lambda: _count_lines([work / "shard-00001" / "checks.jsonl"]) >= 1,  # inside the second shard
         lambda: len(list(work.glob("*/.done"))) >= 2,  # all shards done, before or during assembly
     ]
-    killed = [_run_until(command, env, point) for point in kill_points]
+    # the CLI subprocesses inherit PREFECT_API_URL: they run on the session's server, none starts its own
+    killed = [_run_until(command, dict(os.environ), point) for point in kill_points]
     assert killed[0], "the first kill point must interrupt the build"
-    _run_until(command, env, lambda: False)
+    _run_until(command, dict(os.environ), lambda: False)
 
-    assert _fingerprint(out) == _fingerprint(reference)
+    expected = [entry for entry in _fingerprint(real_build.root) if entry[0].split("@")[0] in ("story-1", "story-2")]
+    assert _fingerprint(out) == expected and len(expected) == 4
     build = BuildDir(out)
     checks = build.read_verification()
     assert len({check.id for check in checks}) == len(checks), "a resumed build duplicated an audit line"
-    ids = [row.id for row in build.read_manifest()]
-    assert len(ids) == len(set(ids))
-    entry = build.read_report().tasks["flow-test-stories"]
-    assert entry.kept + entry.dropped == 4
+    entry = build.read_report().tasks[STORY_TASK]
+    assert (entry.kept, entry.dropped) == (4, 0)
