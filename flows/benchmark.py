@@ -10,7 +10,7 @@ from s2sbench.flows.build import build_flow
 from s2sbench.flows.evaluate import evaluate_flow
 
 
-@flow(name="benchmark", persist_result=False)
+@flow(name="benchmark", flow_run_name="benchmark {out_dir}", persist_result=False)
 def benchmark_flow(
     tasks: list[str],
     out_dir: str,

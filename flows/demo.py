@@ -47,7 +47,7 @@ def demo_runs(tasks: list[str] | None = None) -> list[tuple[DemoRun, list[str]]]
     return [(run, names) for run, names in planned if names]
 
 
-@flow(name="demo", persist_result=False)
+@flow(name="demo", flow_run_name="demo {out_dir}", persist_result=False)
 def demo_flow(out_dir: str, limit: int | None = None, tasks: list[str] | None = None) -> dict[str, dict]:
     """Build the demo tasks once, evaluate each language with its own cascade and write ``report.html`` of it all;
     the results by run name."""
