@@ -12,17 +12,19 @@ from s2sbench.flows.cli import build_parser
 # command -> (argv setting every option, the flow it calls, the parameters it passes)
 CASES = {
     "eval": [
-        (["eval", "--dataset", "b", "--model", "m", "--model-arg", "k=1", "--modes", "T->T", "S->T", "--out", "o/r.json",
-          "--task-file", "t.yaml", "--bootstrap", "7", "--seed", "3", "--requests-per-call", "5"],
+        (["eval", "--dataset", "org/set@v2", "--model", "m", "--model-arg", "k=1", "--modes", "T->T", "S->T",
+          "--out", "o/r.json", "--tasks", "a,b", "--voices", "v", "--limit", "9", "--split", "dev", "--task-file",
+          "t.yaml", "--bootstrap", "7", "--seed", "3", "--requests-per-call", "5"],
          "evaluate:evaluate_flow",
-         {"dataset": "b", "model": "m", "out_dir": "o", "model_options": {"k": 1}, "modes": ["T->T", "S->T"],
-          "task_files": ["t.yaml"], "bootstrap": 7, "seed": 3, "requests_per_call": 5, "results_file": "r.json"}),
+         {"dataset": "org/set@v2", "model": "m", "out_dir": "o", "model_options": {"k": 1}, "modes": ["T->T", "S->T"],
+          "tasks": ["a", "b"], "voices": ["v"], "limit": 9, "split": "dev", "task_files": ["t.yaml"], "bootstrap": 7,
+          "seed": 3, "requests_per_call": 5, "results_file": "r.json"}),
         (["eval", "--dataset", "b", "--model", "m", "--model-glob", "c/*", "--step-pattern", r"s(\d+)",
           "--checkpoint-arg", "path", "--out", "sweep"],
          "evaluate:sweep_flow",
-         {"dataset": "b", "model": "m", "out_dir": "sweep", "model_options": {}, "modes": None, "task_files": [],
-          "bootstrap": 2000, "seed": None, "requests_per_call": 64, "model_glob": "c/*", "step_pattern": r"s(\d+)",
-          "checkpoint_arg": "path"}),
+         {"dataset": "b", "model": "m", "out_dir": "sweep", "model_options": {}, "modes": None, "tasks": [],
+          "voices": [], "limit": None, "split": None, "task_files": [], "bootstrap": 2000, "seed": None,
+          "requests_per_call": 64, "model_glob": "c/*", "step_pattern": r"s(\d+)", "checkpoint_arg": "path"}),
     ],
     "verify": [
         (["verify", "b", "--engine", "openai-whisper", "--model", "base", "--device", "cuda", "--compute-type", "float16",
@@ -33,10 +35,10 @@ CASES = {
     ],
     "publish": [
         (["publish", "b", "--repo-id", "o/n", "--private", "--revision", "v2", "--dry-run", "st", "--license", "mit",
-          "--attempts", "2", "--no-verify"],
+          "--default-config", "c", "--attempts", "2", "--no-verify"],
          "publish:publish_flow",
          {"build_dir": "b", "repo_id": "o/n", "revision": "v2", "private": True, "dry_run_dir": "st", "licence": "mit",
-          "attempts": 2, "verify": False}),
+          "default_config": "c", "attempts": 2, "verify": False}),
     ],
     "report": [
         (["report", "r1", "r2", "--build", "b", "--out", "x.html", "--markdown", "m.md", "--csv", "c.csv",
