@@ -87,10 +87,10 @@ def test_eval_command_single_model_and_sweep(prefect_harness, build_dir, gpt2_ch
     assert json.loads(out_file.read_text())["model"]["name"] == "hf-causal"
     assert (tmp_path / "single" / "samples.jsonl").exists()
     assert "| hf-causal | demo-stories-en | pairwise_strict |" in capsys.readouterr().out
-    run = recorded_run("evaluate", task_runs=2, out_dir=str(out_file.parent))
+    run = recorded_run("evaluate", task_runs=3, out_dir=str(out_file.parent))
     assert run.state == "Completed" and run.name == f"evaluate hf-causal on {build_dir}"
     assert run.parameters["results_file"] == "scores.json" and run.parameters["bootstrap"] == 100
-    assert run.task_runs == ("load hf-causal", "score hf-causal on every task")
+    assert run.task_runs == (f"check hf-causal on {build_dir}", "load hf-causal", "score hf-causal on demo-stories-en, mc-zh")
     kind, table = run.artifacts["evaluation-results"]
     assert kind == "markdown" and "| hf-causal | demo-stories-en | pairwise_strict |" in table
 
@@ -99,12 +99,13 @@ def test_eval_command_single_model_and_sweep(prefect_harness, build_dir, gpt2_ch
     assert main([*common, "--model-glob", glob, "--step-pattern", r"ckpt_(\d+)", "--out", str(sweep_out)]) == 0
     assert "2 checkpoints (steps 100, 200)" in capsys.readouterr().out
     assert (sweep_out / "trajectory.csv").exists() and (sweep_out / "plots" / "mc-zh.png").exists()
-    run = recorded_run("sweep", task_runs=3, out_dir=str(sweep_out))
-    assert run.task_runs == ("evaluate ckpt_100 (step 100)", "evaluate ckpt_200 (step 200)", "trajectory of sweep")
+    run = recorded_run("sweep", task_runs=4, out_dir=str(sweep_out))
+    assert run.task_runs == (f"check hf-causal on {build_dir}", "evaluate ckpt_100 (step 100)",
+                             "evaluate ckpt_200 (step 200)", "trajectory of sweep")
     assert "| 200 | ckpt_200 | mc-zh | T->T | pairwise_ties_right |" in run.artifacts["sweep-trajectory"][1]
     assert main([*common, "--model-arg", "oops", "--out", str(sweep_out)]) == 2
     assert "expected KEY=VALUE" in capsys.readouterr().err
-    # a user error inside the flow (here in its load-model task) is one line on the console, as before flows
+    # a user error inside the flow (here in its check task) is one line on the console, as before flows
     assert main(["eval", "--dataset", str(build_dir), "--model", "no-such-model", "--out", str(tmp_path / "x")]) == 2
     [line] = [line for line in capsys.readouterr().err.splitlines() if not PREFECT_LOG_LINE.match(line)]
     assert re.match(r"s2sbench eval: (\w+ )?error: ", line) and "no-such-model" in line
