@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from s2sbench.evaluation.models.base import Audio, Request
-from s2sbench.pipeline.tasks import Templates
+from s2sbench.pipeline.errors import ConfigError, DataError, unknown_name
+from s2sbench.pipeline.templates import Templates, speech_context_parts, text_context_parts
 
 TEXT_TO_TEXT = "T->T"
 SPEECH_TO_TEXT = "S->T"
@@ -22,13 +23,9 @@ SPEECH_TO_SPEECH = "S->S"
 TEXT_TO_SPEECH = "T->S"
 MODES = (TEXT_TO_TEXT, SPEECH_TO_TEXT, SPEECH_TO_SPEECH, TEXT_TO_SPEECH)
 
-CONTEXT_SLOT = "{context}"
-CONTINUATION_SLOT = "{continuation}"
-AUDIO_SLOT = "<audio>"
 
-
-class ProtocolError(ValueError):
-    """A template or mode that cannot be used; the message names the template or the item."""
+class ProtocolError(DataError):
+    """An item that cannot be rendered in a mode (no audio for it); the message names the item."""
 
 
 class ModeError(ProtocolError):
@@ -37,7 +34,7 @@ class ModeError(ProtocolError):
 
 def check_mode(mode: str) -> str:
     if mode not in MODES:
-        raise ProtocolError(f"unknown mode '{mode}' (known: {', '.join(MODES)})")
+        raise ConfigError(unknown_name("mode", mode, MODES))
     return mode
 
 
@@ -89,40 +86,6 @@ class EvalItem:
 def template_for(templates: Templates, mode: str) -> str:
     """The template a mode renders: the speech one when the context is speech, else the text one."""
     return templates.speech_context if context_is_speech(mode) else templates.text_context
-
-
-def _split_at_continuation(template: str) -> tuple[str, str]:
-    head, slot, tail = template.partition(CONTINUATION_SLOT)
-    if not slot:
-        raise ProtocolError(f"template {template!r} has no {CONTINUATION_SLOT}")
-    if tail:
-        # text after the continuation would be scored as if the model wrote it
-        raise ProtocolError(f"template {template!r} must end with {CONTINUATION_SLOT} (found {tail!r} after it)")
-    return head, tail
-
-
-def _move_trailing_space(prefix: str, continuation: str) -> tuple[str, str]:
-    stripped = prefix.rstrip()
-    return stripped, prefix[len(stripped):] + continuation
-
-
-def text_context_parts(template: str, context: str) -> tuple[str, str]:
-    """(rendered context, separator) of a text-context template; the separator starts every continuation."""
-    head, _ = _split_at_continuation(template)
-    if CONTEXT_SLOT not in head:
-        raise ProtocolError(f"text template {template!r} has no {CONTEXT_SLOT} before {CONTINUATION_SLOT}")
-    return _move_trailing_space(head.replace(CONTEXT_SLOT, context), "")
-
-
-def speech_context_parts(template: str) -> tuple[str, str]:
-    """(text before the audio, separator) of a speech-context template."""
-    head, _ = _split_at_continuation(template)
-    prefix, slot, between = head.partition(AUDIO_SLOT)
-    if not slot:
-        raise ProtocolError(f"speech template {template!r} has no {AUDIO_SLOT} before {CONTINUATION_SLOT}")
-    if CONTEXT_SLOT in head:
-        raise ProtocolError(f"speech template {template!r} must not contain {CONTEXT_SLOT}: the audio is the context")
-    return prefix, between
 
 
 def build_requests(item: EvalItem, templates: Templates, mode: str) -> list[Request]:

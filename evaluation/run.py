@@ -18,7 +18,6 @@ outputs go through :class:`~s2sbench.evaluation.results_dir.ResultsDir`.
 from __future__ import annotations
 
 import hashlib
-import io
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -44,8 +43,10 @@ from s2sbench.evaluation.scoring import NORMALIZATIONS, Score, rules_for
 from s2sbench.evaluation.selection import Selection, SelectedRows, TaskRows, select_rows
 from s2sbench.evaluation.sources import EvalDataset, open_dataset
 from s2sbench.evaluation.stats import BootstrapOptions
+from s2sbench.pipeline.audio import decode_audio
 from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.dataset import AudioValue, DatasetError, DatasetRow, iter_rows
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.manifest import ResumableJsonlWriter, iter_records, sha256_file, stable_hash
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError, load_task
 
@@ -127,13 +128,10 @@ class ScoreCache:
 
 
 def _decode(value: AudioValue | None, where: str) -> Audio:
-    import soundfile
-
     if value is None or not (value.wav or value.path):
         raise DatasetError(f"{where}: no audio")
-    source = io.BytesIO(value.wav) if value.wav else value.path
-    samples, rate = soundfile.read(source, dtype="float32", always_2d=True)
-    return Audio(samples=np.ascontiguousarray(samples.mean(axis=1)), sample_rate_hz=int(rate))
+    samples, rate = decode_audio(value.wav or value.path, where)
+    return Audio(samples=samples, sample_rate_hz=rate)
 
 
 def audio_sha256(value: AudioValue | None) -> str:
@@ -338,7 +336,7 @@ def evaluate(
     modes = requested_modes(adapter.name, adapter.modes, modes)
     for normalization in options.normalizations:
         if normalization not in NORMALIZATIONS:
-            raise ValueError(f"unknown normalization '{normalization}' (known: {', '.join(NORMALIZATIONS)})")
+            raise ConfigError(f"unknown normalization '{normalization}' (known: {', '.join(NORMALIZATIONS)})")
     data = open_dataset(dataset, split=options.split, tasks=options.select_tasks, voices=options.voices)
     selected = select_rows(data, options.selection)
     check_speech_continuations(modes, selected.tasks, explicit)

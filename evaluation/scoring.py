@@ -20,6 +20,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from s2sbench.pipeline.errors import DataError
 from s2sbench.pipeline.records import Record
 
 NORMALIZATIONS = ("token", "char", "byte", "sum")
@@ -28,7 +29,7 @@ ARGMIN = "argmin"
 RULES = (*PAIRWISE_RULES, ARGMIN)
 
 
-class ScoringError(ValueError):
+class ScoringError(DataError):
     """Scores that cannot be paired; the message names the task, item, voice and mode."""
 
 

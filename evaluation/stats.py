@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from s2sbench.pipeline.errors import ConfigError
+
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 20250520
 DEFAULT_CONFIDENCE = 0.95
@@ -32,9 +34,9 @@ class BootstrapOptions:
 
     def __post_init__(self) -> None:
         if self.n_resamples < 1:
-            raise ValueError(f"n_resamples must be >= 1, got {self.n_resamples}")
+            raise ConfigError(f"n_resamples must be >= 1, got {self.n_resamples}")
         if not 0.0 < self.confidence < 1.0:
-            raise ValueError(f"confidence must be a fraction in (0, 1), got {self.confidence}")
+            raise ConfigError(f"confidence must be a fraction in (0, 1), got {self.confidence}")
 
 
 @dataclass(frozen=True)

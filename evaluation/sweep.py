@@ -21,6 +21,7 @@ from s2sbench.evaluation.models.base import ModelAdapter
 from s2sbench.evaluation.results_dir import ResultsDir, ResultsFile
 from s2sbench.evaluation.run import EvalOptions, Results, evaluate
 from s2sbench.evaluation.sources import EvalDataset, open_dataset
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.manifest import atomic_write_text, stable_hash
 from s2sbench.pipeline.publish.original_format import RESULT_FILE, SUMMARY_FILE
 
@@ -53,19 +54,19 @@ def find_checkpoints(pattern: str, step_pattern: str = DEFAULT_STEP_PATTERN) -> 
     try:
         regex = re.compile(step_pattern)
     except re.error as error:
-        raise ValueError(f"step pattern {step_pattern!r} is not a valid regular expression: {error}") from None
+        raise ConfigError(f"step pattern {step_pattern!r} is not a valid regular expression: {error}") from None
     paths = sorted(Path(p) for p in glob.glob(str(Path(pattern).expanduser())))
     if not paths:
-        raise FileNotFoundError(f"no checkpoint matches '{pattern}'")
+        raise ConfigError(f"--model-glob: no checkpoint matches '{pattern}'")
     by_step: dict[int, Path] = {}
     for path in paths:
         match = regex.search(path.name)
         text = match.group(1 if regex.groups else 0) if match else ""
         if not text.isdigit():
-            raise ValueError(f"cannot read a step from '{path.name}' with step pattern {step_pattern!r}")
+            raise ConfigError(f"cannot read a step from '{path.name}' with step pattern {step_pattern!r}")
         step = int(text)
         if step in by_step:
-            raise ValueError(f"'{by_step[step].name}' and '{path.name}' both read as step {step}")
+            raise ConfigError(f"'{by_step[step].name}' and '{path.name}' both read as step {step}")
         by_step[step] = path
     return [Checkpoint(path, step) for step, path in sorted(by_step.items())]
 

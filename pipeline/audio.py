@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from s2sbench.pipeline.errors import DataError
 from s2sbench.pipeline.manifest import atomic_write_bytes, atomic_write_text, sha256_bytes, sha256_file
 from s2sbench.pipeline.tts.base import SynthesisError, Waveform
 
@@ -36,7 +37,7 @@ STORE_ENV = "S2SBENCH_CLIP_STORE"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-class ClipIntegrityError(ValueError):
+class ClipIntegrityError(DataError):
     """A clip whose audio is missing from the store or does not hash to the SHA-256 its records hold."""
 
 
@@ -157,16 +158,30 @@ def wav_bytes(samples: np.ndarray, sample_rate_hz: int) -> bytes:
     return buffer.getvalue()
 
 
-def _pcm16_samples(handle: wave.Wave_read, what: object) -> tuple[np.ndarray, int]:
-    if handle.getsampwidth() != 2 or handle.getnchannels() != 1:
-        raise ValueError(f"{what}: expected 16-bit mono WAV as the clip store writes")
-    pcm = np.frombuffer(handle.readframes(handle.getnframes()), dtype="<i2")
-    return (pcm.astype(np.float32) / 32767.0), handle.getframerate()
+def pcm16_samples(data: bytes, what: object) -> tuple[np.ndarray, int]:
+    """The float32 samples and rate of a 16-bit mono WAV as the clip store writes; anything else (a truncated or
+    corrupt file, another format) is a :class:`ClipIntegrityError` naming ``what``."""
+    try:
+        with wave.open(io.BytesIO(data), "rb") as handle:
+            if handle.getsampwidth() != 2 or handle.getnchannels() != 1:
+                raise ClipIntegrityError(f"{what}: expected 16-bit mono WAV as the clip store writes")
+            pcm = np.frombuffer(handle.readframes(handle.getnframes()), dtype="<i2")
+            return (pcm.astype(np.float32) / 32767.0), handle.getframerate()
+    except (wave.Error, EOFError) as error:
+        raise ClipIntegrityError(f"{what}: not a readable WAV file ({error})") from None
 
 
-def read_wav(path: Path) -> tuple[np.ndarray, int]:
-    with wave.open(str(path), "rb") as handle:
-        return _pcm16_samples(handle, path)
+def decode_audio(source: bytes | str | Path, what: object) -> tuple[np.ndarray, int]:
+    """float32 mono samples and rate of an audio file or its bytes (any format libsndfile reads); an unreadable one
+    is a :class:`ClipIntegrityError` naming ``what``."""
+    import soundfile
+
+    try:
+        samples, rate = soundfile.read(io.BytesIO(source) if isinstance(source, bytes) else source, dtype="float32",
+                                       always_2d=True)
+    except (RuntimeError, EOFError) as error:  # libsndfile cannot read it
+        raise ClipIntegrityError(f"{what}: not a readable audio file ({error})") from None
+    return np.ascontiguousarray(samples.mean(axis=1)), int(rate)
 
 
 @dataclass(frozen=True)
@@ -229,8 +244,7 @@ class ClipStore:
 
     def load(self, relpath: str, what: str = "clip") -> np.ndarray:
         """The samples of the clip at ``relpath`` (checked, see :meth:`read_bytes`)."""
-        with wave.open(io.BytesIO(self.read_bytes(relpath, what)), "rb") as handle:
-            return _pcm16_samples(handle, what)[0]
+        return pcm16_samples(self.read_bytes(relpath, what), what)[0]
 
     def _key_path(self, key: str) -> Path:
         return self.root / "keys" / key[:2] / f"{key}.json"

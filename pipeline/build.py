@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 
 from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.builddir import BuildDir
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.fingerprint import build_inputs
 from s2sbench.pipeline.records import BuildRow, Drop, Item
 from s2sbench.pipeline.tasks import TaskConfig
@@ -41,9 +42,9 @@ def build_session(out: BuildDir | Path, tasks: list[TaskConfig], limit: int | No
     """Hold the folder's lock for a whole build and check (or record) its inputs; yields the :class:`BuildDir`."""
     build = BuildDir.of(out)
     if shard_size < 1:
-        raise ValueError(f"--shard-size must be >= 1, got {shard_size}")
-    if limit is not None and limit < 0:
-        raise ValueError(f"--limit must be >= 0, got {limit}")
+        raise ConfigError(f"--shard-size must be >= 1, got {shard_size}")
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be >= 1, got {limit}")
     inputs = build_inputs(tasks, limit, shard_size, seed)
     with build.lock():
         build.start(inputs, rebuild)
@@ -54,14 +55,14 @@ def prepare_items(task: TaskConfig, out: BuildDir | Path, limit: int | None = No
     """Load the task's items (the same path as ``s2sbench items``) and write them to the build's ``items/``."""
     from s2sbench.pipeline.sources import load_task_items
 
-    result = load_task_items(task, limit)
+    result = load_task_items(task, limit).require_items()
     BuildDir.of(out).write_items(result)
     return result.items
 
 
 def shard_items(items: list[Item], shard_size: int) -> list[list[Item]]:
     if shard_size < 1:
-        raise ValueError(f"shard size must be >= 1, got {shard_size}")
+        raise ConfigError(f"shard size must be >= 1, got {shard_size}")
     return [items[start : start + shard_size] for start in range(0, len(items), shard_size)]
 
 

@@ -31,6 +31,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from s2sbench.pipeline.build_report import BuildReport
+from s2sbench.pipeline.errors import DataError, EnvironmentFault
 from s2sbench.pipeline.fingerprint import BuildInputs
 from s2sbench.pipeline.manifest import (
     ResumableJsonlWriter,
@@ -47,7 +48,7 @@ from s2sbench.pipeline.records import SCHEMA_VERSION, BuildRow, Clip, ClipCheck,
 from s2sbench.pipeline.sources import LoadReport, LoadResult
 
 
-class BuildDirError(ValueError):
+class BuildDirError(DataError):
     """A build folder that cannot be used as asked; the message names the file, the field and what to do."""
 
 
@@ -55,7 +56,7 @@ class NotABuildError(BuildDirError):
     """The folder (or the file asked for) is not there: not a build, or not a finished one."""
 
 
-class BuildLockedError(BuildDirError):
+class BuildLockedError(EnvironmentFault):
     """Another process holds the folder's lock."""
 
 

@@ -20,28 +20,30 @@ import random
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 from s2sbench.pipeline.manifest import stable_hash
 from s2sbench.pipeline.records import Item
-from s2sbench.pipeline.rewrite.base import Question, RewriteRejected, check_statements, get_rewriter
+from s2sbench.pipeline.registry import Registry
+from s2sbench.pipeline.rewrite.base import REWRITERS, Question, RewriteRejected, check_statements, get_rewriter
+from s2sbench.pipeline.rewrite.llm import LLMSettings
+from s2sbench.pipeline.schema import StrictSection, validate
 from s2sbench.pipeline.sources.rows import DroppedRow, join_sentences, read_table
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
 
 
 class CandidateBuilder:
     name = "source"
-    option_names: frozenset[str] = frozenset()
+
+    class Options(StrictSection):
+        """``candidates.options`` of this construction (``source`` takes none)."""
 
     def __init__(self, task: TaskConfig):
         self.task = task
         self.options: dict[str, Any] = task.candidates.options
-        unknown = set(self.options) - self.option_names
-        if unknown:
-            raise TaskConfigError(
-                f"{task.path}: key 'candidates.options.{sorted(unknown)[0]}': not an option of '{self.name}' "
-                f"(known: {', '.join(sorted(self.option_names)) or 'none'})"
-            )
+        self.settings = validate(self.Options, self.options, str(task.path), TaskConfigError, prefix="candidates.options")
         self.handled: Counter[str] = Counter()
         self.rejections: dict[str, Counter[str]] = {}
 
@@ -74,7 +76,9 @@ def _with(item: Item, **update: Any) -> Item:
 
 class RandomOther(CandidateBuilder):
     name = "random_other"
-    option_names = frozenset({"seed"})
+
+    class Options(StrictSection):
+        seed: int = 0
 
     def prepare(self, items: Sequence[Item]) -> None:
         self.pool = [(item.id, item.candidates[item.right]) for item in items]
@@ -106,17 +110,17 @@ class RandomOther(CandidateBuilder):
 
 class ScmmluRewrite(CandidateBuilder):
     name = "scmmlu_rewrite"
-    option_names = frozenset({"rewriters", "llm"})
+
+    class Options(StrictSection):
+        rewriters: list[Annotated[str, AfterValidator(REWRITERS.check)]] = ["rules"]  # tried in this order
+        llm: LLMSettings | None = None  # the chat model of the ``llm`` rewriter
 
     def __init__(self, task: TaskConfig):
         super().__init__(task)
-        try:
-            self.rewriters = [
-                get_rewriter(name, self.options.get("llm", {}) if name == "llm" else {})
-                for name in self.options.get("rewriters", ["rules"])
-            ]
-        except ValueError as error:
-            raise TaskConfigError(f"{task.path}: key 'candidates.options': {error}") from None
+        self.rewriters = [
+            get_rewriter(name, self.options.get("llm", {}) if name == "llm" else {})
+            for name in self.options.get("rewriters", ["rules"])
+        ]
         self.by_rule: Counter[str] = Counter()
 
     def build(self, item: Item) -> Item | DroppedRow:
@@ -144,7 +148,10 @@ class ScmmluRewrite(CandidateBuilder):
 
 class Translate(CandidateBuilder):
     name = "translate"
-    option_names = frozenset({"llm", "xstorycloze_zh"})
+
+    class Options(StrictSection):
+        llm: LLMSettings | None = None  # the chat model that translates stories XStoryCloze does not have
+        xstorycloze_zh: str | None = None  # the XStoryCloze zh release (a folder or one TSV file)
 
     def __init__(self, task: TaskConfig):
         super().__init__(task)
@@ -159,10 +166,7 @@ class Translate(CandidateBuilder):
             from s2sbench.pipeline.rewrite.translate import StoryTranslator
 
             settings = self.options.get("llm", {})
-            try:
-                chat = make_chat(settings)
-            except ValueError as error:
-                raise TaskConfigError(f"{self.task.path}: key 'candidates.options.llm': {error}") from None
+            chat = make_chat(settings, f"{self.task.path}: key 'candidates.options.llm'")
             self._translator = StoryTranslator(chat, int(settings.get("max_tokens", 512)))
         return self._translator
 
@@ -209,15 +213,11 @@ def _xstorycloze_texts(task: TaskConfig, location: str) -> dict[str, list[str]]:
     return texts
 
 
-BUILDERS: dict[str, type[CandidateBuilder]] = {
+#: ``candidates.construction`` -> builder class (packages add theirs under ``s2sbench.candidates``)
+BUILDERS: Registry[type[CandidateBuilder]] = Registry("candidate construction", {
     builder.name: builder for builder in (CandidateBuilder, RandomOther, ScmmluRewrite, Translate)
-}
+}, group="s2sbench.candidates")
 
 
 def get_builder(task: TaskConfig) -> CandidateBuilder:
-    name = task.candidates.construction
-    if name not in BUILDERS:
-        raise TaskConfigError(
-            f"{task.path}: key 'candidates.construction': unknown construction '{name}' (known: {', '.join(BUILDERS)})"
-        )
-    return BUILDERS[name](task)
+    return BUILDERS.get(task.candidates.construction, f"{task.path}: key 'candidates.construction'")(task)

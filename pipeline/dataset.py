@@ -13,12 +13,13 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 
+from s2sbench.pipeline.errors import DataError
 from s2sbench.pipeline.records import BuildRow, Clip, Record, Role
 
 SAMPLE_RATE_HZ = 16000
 
 
-class DatasetError(ValueError):
+class DatasetError(DataError):
     """A dataset split or row that is not what a build writes; the message names the folder, split, row and field."""
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from s2sbench.pipeline.manifest import sha256_file
 from s2sbench.pipeline.records import Record, safe_component
-from s2sbench.pipeline.tasks import TaskConfig
+from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
 
 #: command-line names of the build options, for the messages
 OPTION_NAMES = {"limit": "--limit", "shard_size": "--shard-size", "seed": "--seed"}
@@ -81,9 +81,11 @@ def _compare(old: object, new: object, path: list[str], changes: list[str]) -> N
 
 def source_fingerprint(task: TaskConfig) -> SourceFingerprint:
     """The task's source by content: a file's hash, or every file of a folder (a hub dataset: its id and split)."""
+    from s2sbench.pipeline.sources.rows import source_path
+
     if task.source.path is None:
         return SourceFingerprint(location=f"hub:{task.source.hub_id}@{task.source.split or ''}", files={})
-    path = task.resolve(task.source.path)
+    path = source_path(task, task.source.loader)  # a missing source is reported now, before a build starts
     if path.is_file():
         return SourceFingerprint(location=str(path), files={"": sha256_file(path)})
     files = sorted(p for p in Path(path).rglob("*") if p.is_file()) if path.is_dir() else []
@@ -101,9 +103,10 @@ def build_inputs(tasks: list[TaskConfig], limit: int | None, shard_size: int, se
         for voice in task.voices:
             safe_component(voice, f"{where}: field 'voices'")
         if task.name in entries:
-            raise ValueError(f"{where}: task '{task.name}' is given twice")
+            raise TaskConfigError(f"{where}: task '{task.name}' is given twice")
         entries[task.name] = TaskInputs(
             config=task.model_dump(mode="json"), source=source_fingerprint(task),
-            voices={voice: get_voice(voice).model_dump(mode="json") for voice in task.voices},
+            voices={voice: get_voice(voice, where=f"{where}: field 'voices'").model_dump(mode="json")
+                    for voice in task.voices},
         )  # fmt: skip
     return BuildInputs(tasks=entries, limit=limit, shard_size=shard_size, seed=seed)

@@ -18,13 +18,15 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from s2sbench.pipeline.errors import DataError
+
 Record = TypeVar("Record", bound=BaseModel)
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
-class ManifestError(ValueError):
+class ManifestError(DataError):
     """A manifest line that cannot be read as the expected record."""
 
     def __init__(self, path: str | Path, line: int, field: str, problem: str):
@@ -32,7 +34,7 @@ class ManifestError(ValueError):
         super().__init__(f"{path}:{line}: field '{field}': {problem}")
 
 
-class DocumentError(ValueError):
+class DocumentError(DataError):
     """A JSON document (a build report, results, a sidecar) that cannot be read as its record; names file and field."""
 
 
@@ -78,8 +80,12 @@ def parse_versioned(cls: type[Record], data: object, path: str | Path, version: 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see either the old file or the whole new one."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        error.filename = str(path)  # the file asked for, not a folder or the temporary name
+        raise
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -87,8 +93,10 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs get the permissions a plain open() would give
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as error:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            error.filename = str(path)
         raise
 
 

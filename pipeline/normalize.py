@@ -14,7 +14,10 @@ import functools
 import re
 from collections.abc import Callable
 
-__all__ = ["normalize_for_tts", "spoken_chinese", "chinese_for_cer"]
+from s2sbench.pipeline.languages import base_language
+from s2sbench.pipeline.registry import Registry
+
+__all__ = ["NORMALIZERS", "normalize_for_tts", "spoken_chinese", "chinese_for_cer"]
 
 Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
 
@@ -23,15 +26,12 @@ _NUMBER = r"\d+(?:,\d{3})*(?:\.\d+)?"
 
 
 def normalize_for_tts(text: str, language: str) -> str:
-    """The text as it should be spoken in ``language`` (``en``, ``zh``; other languages: numbers only)."""
+    """The text as it should be spoken in ``language``: through the normalizer registered for the language (``en``,
+    ``zh``; packages add theirs under ``s2sbench.normalizers``), else numbers only."""
     text = text.translate(_FULLWIDTH)
-    family = language.lower().split("-")[0].split("_")[0]
-    if family == "en":
-        text = _apply(text, _ENGLISH_RULES)
-    elif family == "zh":
-        text = spoken_chinese(text)
-    else:
-        text = _other_language_numbers(text, family)
+    family = base_language(language)
+    normalizer = NORMALIZERS.find(family)
+    text = normalizer(text) if normalizer is not None else _other_language_numbers(text, family)
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -231,3 +231,13 @@ def chinese_for_cer(text: str) -> str:
     """The form both sides of a Chinese CER comparison are brought to: read out as for TTS (``3个`` == ``三个``), with
     the readings an ASR may write either way folded into one (``两百``/``二百``, ``幺``/``一``, ``〇``/``零``)."""
     return spoken_chinese(text).translate(_CER_FOLD)
+
+
+def english_for_tts(text: str) -> str:
+    """English numbers, dates, times, currency, abbreviations and symbols written out (the ordered rules above)."""
+    return _apply(text, _ENGLISH_RULES)
+
+
+#: language -> the function that writes its text out as it is spoken (languages without one: numbers only)
+NORMALIZERS: Registry[Callable[[str], str]] = Registry("text normalizer", {"en": english_for_tts, "zh": spoken_chinese},
+                                                       group="s2sbench.normalizers")

@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, StrictInt, field_validator, model_validator
 from pydantic_core import core_schema
+
+from s2sbench.pipeline.errors import ConfigError
 
 #: bump when a record of a build folder changes shape; a folder of another version is refused with a clear message
 #: (1 was the untyped layout before BuildDir: string drop reasons, no schema_version; 2 had one dataset split per task,
@@ -22,7 +24,7 @@ SCHEMA_VERSION = 3
 _SAFE_NAME = re.compile(r"[^\W_][\w.-]*")
 
 
-class UnsafeNameError(ValueError):
+class UnsafeNameError(ConfigError):
     """A name or id that becomes part of a path but could leave its folder (``../x``, ``a/b``, an empty name)."""
 
 
@@ -56,7 +58,7 @@ class Item(Record):
     language: str = Field(min_length=2)
     context: str
     candidates: list[str]
-    right: int
+    right: StrictInt  # an index: ``true`` is not 1
     source: Source
     meta: dict[str, Any] = Field(default_factory=dict)
 
@@ -139,12 +141,6 @@ class Reason(Record):
 
     code: str = Field(min_length=1)
     detail: str = ""
-
-    @classmethod
-    def parse(cls, text: str) -> "Reason":
-        """The reason written as ``"code: detail"`` (the gate's wording), at the one place such text is made."""
-        code, _, detail = text.partition(":")
-        return cls(code=code.strip() or "unknown", detail=detail.strip())
 
     def __str__(self) -> str:
         return f"{self.code}: {self.detail}" if self.detail else self.code

@@ -10,7 +10,6 @@ from the build's ``dataset/``, which embeds every kept clip.
 
 from __future__ import annotations
 
-import io
 import logging
 import re
 from collections import Counter, defaultdict
@@ -18,13 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
-import soundfile
 
 from s2sbench.pipeline.asr.base import ASREngine
-from s2sbench.pipeline.audio import ClipIntegrityError, ClipStore
+from s2sbench.pipeline.audio import ClipIntegrityError, ClipStore, decode_audio
 from s2sbench.pipeline.build_report import BuildReport, VerificationSummary
 from s2sbench.pipeline.builddir import BuildDir, NotABuildError
-from s2sbench.pipeline.dataset import undecoded
+from s2sbench.pipeline.dataset import DatasetError, undecoded
 from s2sbench.pipeline.records import BuildRow, Clip, Record, Role
 from s2sbench.pipeline.tasks import GateConfig, TaskConfigError, load_task
 from s2sbench.pipeline.verify import SAMPLE_RATE_HZ, Verifier, final_checks, summarize_checks
@@ -91,10 +89,10 @@ class ClipAudio:
         split, row, column, position = where
         value = split[row][column]
         data = (value if position is None else value[position])["bytes"]
-        samples, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
+        samples, rate = decode_audio(data, f"{self.build.dataset_dir}: {what}")
         if rate != SAMPLE_RATE_HZ:
-            raise ValueError(f"{self.build.dataset_dir}: {what} is {rate} Hz, expected {SAMPLE_RATE_HZ}")
-        return samples.mean(axis=1)
+            raise DatasetError(f"{self.build.dataset_dir}: {what} is {rate} Hz, expected {SAMPLE_RATE_HZ}")
+        return samples
 
     def _dataset_index(self) -> dict:
         if self._index is None:
@@ -125,8 +123,15 @@ def reverify_build(
 
     ``gates`` maps task name -> gate; tasks not in it use their registry config (or the default gate, with a warning).
     ``clip_store`` is the store the build wrote its clips to (default: the build report's, else the usual default).
+    The build folder's lock is held throughout (a build in progress there is refused).
     """
     build = BuildDir.of(build_dir)
+    with build.lock():  # a build writing the folder meanwhile would change what is checked
+        return _reverify(build, asr, out_dir, clip_store, gates)
+
+
+def _reverify(build: BuildDir, asr: ASREngine, out_dir: str | Path | None, clip_store: str | Path | None,
+              gates: Mapping[str, GateConfig] | None) -> ReverifyReport:
     clips = build.read_clips()
     items = build.read_all_items()
     earlier = final_checks(build.read_verification()) if build.verification_path.is_file() else []
@@ -139,7 +144,7 @@ def reverify_build(
     by_group: dict[tuple[str, str], list[Clip]] = defaultdict(list)
     for number, clip in enumerate(clips, start=1):
         if clip.item_id not in items:
-            raise ValueError(f"{build.clips_path}:{number}: field 'item_id': '{clip.item_id}' is not among the build's items")
+            raise DatasetError(f"{build.clips_path}:{number}: field 'item_id': '{clip.item_id}' is not among the build's items")
         by_group[(items[clip.item_id].task, items[clip.item_id].language)].append(clip)
 
     checks = []

@@ -10,27 +10,39 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from s2sbench.data import DATA_DIR
+from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.languages import check_language_code
 from s2sbench.pipeline.manifest import load_yaml
+from s2sbench.pipeline.registry import Registry, UnknownNameError
+from s2sbench.pipeline.schema import StrictSection, validate
+from s2sbench.pipeline.templates import Templates
 
 TASKS_DIR = DATA_DIR / "tasks"
+#: the longest context or candidate text (in characters) a task speaks unless it sets ``max_text_chars``: about
+#: a minute of speech, far above a story (300) or a question (100), far below a text that stalls an engine
+DEFAULT_MAX_TEXT_CHARS = 1000
 
 # pairwise_*: the right candidate against each wrong one (ties wrong / ties right); argmin: the right candidate must
 # have the lowest score of all (4-way accuracy for sCMMLU, chance 1/n).
 ScoringRule = Literal["pairwise_strict", "pairwise_ties_right", "argmin"]
 
 
-class TaskConfigError(ValueError):
+class TaskConfigError(ConfigError):
     """A task file that cannot be used; the message names the file and the key."""
 
 
-class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+
+def _unique(values: list, what: str) -> list:
+    repeated = sorted({str(value) for value in values if values.count(value) > 1})
+    if repeated:
+        raise ValueError(f"{what} {', '.join(repeated)} listed more than once")
+    return values
 
 
-class LicenceConfig(Section):
+class LicenceConfig(StrictSection):
     """The licence of a source's items, as the Hub card states it: a Hub licence id (SPDX, lower case:
     ``cc-by-sa-4.0``), or ``other`` with the licence's ``name`` and a ``link`` to its text. A string is the id."""
 
@@ -50,7 +62,7 @@ class LicenceConfig(Section):
         return self
 
 
-class SourceConfig(Section):
+class SourceConfig(StrictSection):
     loader: str  # name in the loader registry (s2sbench.pipeline.sources)
     path: str | None = None  # local file or folder; relative paths resolve against the task file's folder's data root
     hub_id: str | None = None
@@ -61,33 +73,29 @@ class SourceConfig(Section):
     licence: LicenceConfig | None = None  # default: the loader's known licence (pipeline/publish/card.py)
 
 
-class CandidatesConfig(Section):
+class CandidatesConfig(StrictSection):
     construction: str = "source"  # "source" keeps the loader's candidates; other builders are registered by name
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-class Templates(Section):
-    """Prompt templates; ``{context}`` is the context text (or its transcript), ``{continuation}`` the candidate.
-
-    The scored span is the text that ``{continuation}`` produces (with the separator before it), never the context.
-    """
-
-    text_context: str = "{context} {continuation}"
-    speech_context: str = "Below is a segment of alternating speech and text content: <audio>{continuation}"
-
-
-class AsrConfig(Section):
+class AsrConfig(StrictSection):
     engine: str = "faster-whisper"
     model: str = "tiny.en"
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-class SpeechRate(Section):
+class SpeechRate(StrictSection):
     """Bounds on how fast a clip speaks its reference text: words per second, or characters per second for
     languages scored by CER (zh, ja), measured over the voiced span of the clip."""
 
     min_per_s: float = Field(gt=0)
     max_per_s: float = Field(gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "SpeechRate":
+        if self.min_per_s > self.max_per_s:
+            raise ValueError(f"min_per_s {self.min_per_s:g} is above max_per_s {self.max_per_s:g}: no clip could pass")
+        return self
 
 
 def _default_speech_rates() -> dict[str, SpeechRate]:
@@ -101,7 +109,7 @@ def _default_speech_rates() -> dict[str, SpeechRate]:
     }
 
 
-class GateConfig(Section):
+class GateConfig(StrictSection):
     # languages written without spaces (zh, ja, ...) are always scored by CER, whatever this says
     metric: Literal["wer", "cer"] = "wer"
     max_error_rate: float = Field(default=0.15, ge=0.0, le=1.0)
@@ -114,7 +122,7 @@ class GateConfig(Section):
     max_length_ratio: float = Field(default=1.5, gt=1)  # transcript length over reference length, in words/chars
 
 
-class TaskConfig(Section):
+class TaskConfig(StrictSection):
     name: str
     version: int = 1
     language: str
@@ -125,11 +133,31 @@ class TaskConfig(Section):
     scoring: ScoringRule = "pairwise_strict"
     also_report: list[ScoringRule] = Field(default_factory=list)  # further rules reported beside ``scoring``
     voices: list[str] = Field(min_length=1)
-    speak: list[Literal["context", "candidates"]] = Field(default_factory=lambda: ["context"])
+    speak: list[Literal["context", "candidates"]] = Field(default_factory=lambda: ["context"], min_length=1)
     config_per_voice: bool = False  # the dataset (and its Hub repo) has a config per voice, not one for the task
     gate: GateConfig = Field(default_factory=GateConfig)
-    limit: int | None = None
+    limit: int | None = Field(default=None, ge=1)
+    # an item whose context or a candidate is longer is dropped at load (reason ``text_too_long``)
+    max_text_chars: int = Field(default=DEFAULT_MAX_TEXT_CHARS, ge=1)
     path: Path | None = Field(default=None, exclude=True)  # the YAML file it was read from
+
+    @field_validator("language")
+    @classmethod
+    def _language_code(cls, value: str) -> str:
+        try:
+            return check_language_code(value, "language")
+        except ConfigError as error:
+            raise ValueError(str(error).removeprefix("language: ")) from None
+
+    @field_validator("voices")
+    @classmethod
+    def _voices_once(cls, value: list[str]) -> list[str]:
+        return _unique(value, "voice")
+
+    @field_validator("speak", "also_report")
+    @classmethod
+    def _listed_once(cls, value: list[str]) -> list[str]:
+        return _unique(value, "value")
 
     def resolve(self, relative: str) -> Path:
         """A path from the task file: absolute as given, else relative to the data folder."""
@@ -143,25 +171,47 @@ class TaskConfig(Section):
         return DATA_DIR / candidate
 
 
+def _registry() -> dict[str, Path]:
+    return {path.stem: path for path in sorted(TASKS_DIR.glob("*.yaml"))}
+
+
+#: task name -> its YAML file: the shipped ``data/tasks/*.yaml`` and files packages register under ``s2sbench.tasks``
+TASKS: Registry[Path] = Registry("task", _registry, group="s2sbench.tasks")
+
+
 def load_task(name_or_path: str | Path) -> TaskConfig:
-    """Load a task by registry name (``demo-stories-en``) or by YAML path."""
+    """Load a task by registry name (``demo-stories-en``) or by YAML path; every key is checked (unknown keys,
+    exact types, ranges, the loader's and the candidate builder's options)."""
     path = Path(name_or_path)
     if not path.suffix:
-        path = TASKS_DIR / f"{name_or_path}.yaml"
-        if not path.exists():
-            known = ", ".join(sorted(task_names())) or "none"
-            raise TaskConfigError(f"unknown task '{name_or_path}' (known: {known}); or pass a path to a YAML file")
+        try:
+            path = Path(TASKS.get(str(name_or_path), hint="; or pass the path of a task YAML file"))
+        except UnknownNameError as error:
+            raise TaskConfigError(str(error)) from None
     raw = load_yaml(path, TaskConfigError)
     if not isinstance(raw, dict):
-        raise TaskConfigError(f"{path}: expected a mapping at the top level")
-    try:
-        task = TaskConfig.model_validate(raw)
-    except ValidationError as error:
-        first = error.errors()[0]
-        key = ".".join(str(part) for part in first["loc"])
-        raise TaskConfigError(f"{path}: key '{key}': {first['msg']}") from None
-    return task.model_copy(update={"path": path.resolve()})
+        raise TaskConfigError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
+    task = validate(TaskConfig, raw, str(path), TaskConfigError).model_copy(update={"path": path.resolve()})
+    check_components(task)
+    return task
+
+
+def check_components(task: TaskConfig) -> None:
+    """The names and options a task gives its loader, candidate builder and ASR engine, checked against what each
+    one declares (so a misspelt option fails when the task is read, not an hour into a build)."""
+    from s2sbench.pipeline.asr import check_asr_options
+    from s2sbench.pipeline.candidates import BUILDERS
+    from s2sbench.pipeline.sources import LOADERS
+
+    where = str(task.path)
+    loader = LOADERS.get(task.source.loader, f"{where}: key 'source.loader'")
+    if getattr(loader, "options", None) is not None:
+        validate(loader.options, task.source.options, where, TaskConfigError, prefix="source.options")
+    builder = BUILDERS.get(task.candidates.construction, f"{where}: key 'candidates.construction'")
+    validate(builder.Options, task.candidates.options, where, TaskConfigError, prefix="candidates.options")
+    asr = task.gate.asr
+    check_asr_options(asr.engine, asr.options, f"{where}: key 'gate.asr'")
 
 
 def task_names() -> list[str]:
-    return sorted(path.stem for path in TASKS_DIR.glob("*.yaml"))
+    return TASKS.names()

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
+from s2sbench.pipeline.languages import CHINESE_SCRIPT_LANGUAGES, base_language, error_metric, is_unspaced
 from s2sbench.pipeline.normalize import chinese_for_cer
 from s2sbench.pipeline.records import Clip, ClipCheck, Item, Reason
 from s2sbench.pipeline.tasks import GateConfig, SpeechRate, TaskConfig
@@ -34,20 +35,10 @@ from s2sbench.pipeline.zh_script import spell_latin
 
 log = logging.getLogger(__name__)
 
-CER_LANGUAGES = frozenset({"zh", "ja", "yue", "th", "lo", "my", "km", "bo"})  # written without spaces between words
-TRADITIONAL_TO_SIMPLIFIED = frozenset({"zh", "yue"})
 SAMPLE_RATE_HZ = 16000
 FRAME_S = 0.02  # analysis frame for the silence and speech-rate checks
 MAX_NGRAM = 4
 HISTOGRAM_EDGES = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)
-
-
-def base_language(language: str) -> str:
-    return language.split("-")[0].split("_")[0].lower()
-
-
-def metric_for(language: str) -> str:
-    return "cer" if base_language(language) in CER_LANGUAGES else "wer"
 
 
 @functools.cache
@@ -79,11 +70,11 @@ def _strip_punctuation(text: str) -> str:
 def normalize(text: str, language: str) -> str:
     """The text as scored: for CER languages a string without spaces, otherwise words separated by one space."""
     code = base_language(language)
-    if code in CER_LANGUAGES:
+    if is_unspaced(code):
         if code == "zh":  # numbers, dates and currency read out on both sides, as the TTS read them: 3个 == 三个
             text = chinese_for_cer(text)
         text = unicodedata.normalize("NFKC", text).lower()
-        if code in TRADITIONAL_TO_SIMPLIFIED:
+        if code in CHINESE_SCRIPT_LANGUAGES:
             text = _to_simplified()(text)
         if code == "zh":  # a letter read as its Chinese name and written as the letter (西 / C) is the same letter
             text = spell_latin(text, any_case=True)
@@ -129,7 +120,7 @@ def score_normalized(reference: str, hypothesis: str, metric: str) -> ErrorRate:
 
 def error_rate(reference: str, hypothesis: str, language: str, metric: str | None = None) -> ErrorRate:
     """Normalize both texts for ``language`` and score them: CER for zh/ja and other unspaced scripts, else WER."""
-    metric = metric or metric_for(language)
+    metric = metric or error_metric(language)
     return score_normalized(normalize(reference, language), normalize(hypothesis, language), metric)
 
 
@@ -182,53 +173,55 @@ def speech_rate_bounds(gate: GateConfig, language: str) -> SpeechRate:
     return gate.speech_rate.get(code) or gate.speech_rate.get("default") or SpeechRate(min_per_s=0.7, max_per_s=9.0)
 
 
-def signal_reasons(audio: np.ndarray, reference_units: int, metric: str, gate: GateConfig, language: str) -> list[str]:
+def signal_reasons(audio: np.ndarray, reference_units: int, metric: str, gate: GateConfig, language: str) -> list[Reason]:
     """Reasons a clip fails the checks that need no ASR: no speech, speech rate, long internal silence."""
     voiced = voiced_frames(audio, gate.silence_threshold_db)
     span_s = voiced_span_s(voiced)
     if span_s == 0:
-        return [f"no_speech: nothing above {gate.silence_threshold_db:g} dB in {len(audio) / SAMPLE_RATE_HZ:.2f} s"]
+        return [Reason(code="no_speech",
+                       detail=f"nothing above {gate.silence_threshold_db:g} dB in {len(audio) / SAMPLE_RATE_HZ:.2f} s")]
     reasons = []
     bounds = speech_rate_bounds(gate, language)
     rate = reference_units / span_s
     if not bounds.min_per_s <= rate <= bounds.max_per_s:
         unit = "chars" if metric == "cer" else "words"
-        reasons.append(
-            f"speech_rate: {rate:.2f} {unit}/s over {span_s:.2f} s voiced, outside [{bounds.min_per_s:g}, {bounds.max_per_s:g}]"
-        )
+        reasons.append(Reason(code="speech_rate", detail=f"{rate:.2f} {unit}/s over {span_s:.2f} s voiced, outside "
+                                                         f"[{bounds.min_per_s:g}, {bounds.max_per_s:g}]"))
     silence_s = longest_internal_silence_s(voiced)
     if silence_s > gate.max_internal_silence_s:
-        reasons.append(f"long_silence: {silence_s:.2f} s > {gate.max_internal_silence_s:g} s")
+        reasons.append(Reason(code="long_silence", detail=f"{silence_s:.2f} s > {gate.max_internal_silence_s:g} s"))
     return reasons
 
 
-def transcript_reasons(score: ErrorRate, gate: GateConfig) -> list[str]:
+def transcript_reasons(score: ErrorRate, gate: GateConfig) -> list[Reason]:
     """Reasons a transcript fails: error rate over the threshold, a looping n-gram, a transcript far too long."""
     reasons = []
     if score.rate > gate.max_error_rate:
-        reasons.append(f"error_rate: {score.metric} {score.rate:.3f} > {gate.max_error_rate:g}")
+        reasons.append(Reason(code="error_rate", detail=f"{score.metric} {score.rate:.3f} > {gate.max_error_rate:g}"))
     reference, hypothesis = units(score.reference, score.metric), units(score.hypothesis, score.metric)
     copies, gram = longest_repeat(hypothesis)
     if copies > gate.max_ngram_repeats and copies > longest_repeat(reference)[0]:
         joiner = "" if score.metric == "cer" else " "
-        reasons.append(f"repeated_ngram: '{joiner.join(gram)}' x{copies}")
+        reasons.append(Reason(code="repeated_ngram", detail=f"'{joiner.join(gram)}' x{copies}"))
     ratio = len(hypothesis) / max(len(reference), 1)
     if ratio > gate.max_length_ratio:
-        reasons.append(f"too_long: transcript {ratio:.2f}x the reference length > {gate.max_length_ratio:g}")
+        reasons.append(Reason(code="too_long",
+                              detail=f"transcript {ratio:.2f}x the reference length > {gate.max_length_ratio:g}"))
     return reasons
 
 
 # --- the gate ------------------------------------------------------------------------------------------------------
 
 
-def unverified_reason(asr: ASREngine | None, language: str) -> str:
-    """Why clips of ``language`` checked with ``asr`` can only be ``unverified``, or "" when the model hears them."""
+def unverified_reason(asr: ASREngine | None, language: str) -> Reason | None:
+    """Why clips of ``language`` checked with ``asr`` can only be ``unverified``, or None when the model hears them."""
     if asr is None:
-        return "unverified: no ASR model configured; signal checks only"
+        return Reason(code="unverified", detail="no ASR model configured; signal checks only")
     if not asr.supports(base_language(language)):
         known = ", ".join(sorted(asr.languages() or []))
-        return f"unverified: ASR model {asr.model_id} cannot transcribe '{language}' (it knows: {known}); signal checks only"
-    return ""
+        return Reason(code="unverified", detail=f"ASR model {asr.model_id} cannot transcribe '{language}' (it knows: "
+                                                f"{known}); signal checks only")  # fmt: skip
+    return None
 
 
 def gate_warning(task: TaskConfig) -> str:
@@ -249,11 +242,11 @@ class Verifier:
         self.gate = gate
         self.language = language
         # words are not space-separated in CER languages, so WER there would count whole sentences as one word
-        self.metric = "cer" if metric_for(language) == "cer" else gate.metric
+        self.metric = "cer" if error_metric(language) == "cer" else gate.metric
         if self.metric != gate.metric:
             log.warning("gate metric %s ignored for language %s: scored by CER", gate.metric, language)
-        self.unverified_reason = unverified_reason(asr, language)
-        if self.unverified_reason:
+        self.unverified_reason = unverified_reason(asr, language)  # why passing clips are only "unverified"
+        if self.unverified_reason is not None:
             log.warning("%s", self.unverified_reason)
 
     @property
@@ -274,11 +267,11 @@ class Verifier:
         reasons = [
             signal_reasons(audio, len(units(reference, self.metric)), self.metric, self.gate, self.language)
             if np.isfinite(audio).all()
-            else ["no_speech: audio has NaN or infinite samples"]
+            else [Reason(code="no_speech", detail="audio has NaN or infinite samples")]
             for audio, reference in zip(audios, references)
         ]
-        heard = [index for index, found in enumerate(reasons) if not any(r.startswith("no_speech") for r in found)]
-        transcripts = self._transcribe([audios[index] for index in heard]) if not self.unverified_reason else []
+        heard = [index for index, found in enumerate(reasons) if not any(r.code == "no_speech" for r in found)]
+        transcripts = self._transcribe([audios[index] for index in heard]) if self.unverified_reason is None else []
         checks = []
         by_index = dict(zip(heard, transcripts))
         for index, clip in enumerate(clips):
@@ -301,7 +294,7 @@ class Verifier:
             return results
 
     def _check(
-        self, clip: Clip, attempt: int, reference: str, reasons: list[str], transcript: str | TranscriptionError | None
+        self, clip: Clip, attempt: int, reference: str, reasons: list[Reason], transcript: str | TranscriptionError | None
     ) -> ClipCheck:
         fields = dict(
             item_id=clip.item_id, role=clip.role, attempt=attempt, clip_key=clip.key, voice=clip.voice, seed=clip.seed,
@@ -309,7 +302,7 @@ class Verifier:
         )
         reasons = list(reasons)
         if isinstance(transcript, TranscriptionError):
-            reasons.append(f"transcription_failed: {transcript}")
+            reasons.append(Reason(code="transcription_failed", detail=str(transcript)))
         elif transcript is not None:
             score = score_normalized(reference, normalize(transcript, self.language), self.metric)
             reasons.extend(transcript_reasons(score, self.gate))
@@ -318,9 +311,9 @@ class Verifier:
                 substitutions=score.substitutions, deletions=score.deletions, insertions=score.insertions,
             )
         if reasons:
-            status, found = "rejected", [Reason.parse(text) for text in reasons]
-        elif self.unverified_reason:
-            status, found = "unverified", [Reason.parse(self.unverified_reason)]
+            status, found = "rejected", reasons
+        elif self.unverified_reason is not None:
+            status, found = "unverified", [self.unverified_reason]
         else:
             status, found = "passed", []
         return ClipCheck(**fields, passed=status == "passed", status=status, reasons=found)

@@ -12,14 +12,14 @@ them costs no torch import. Third-party packages add adapters under the entry-po
 
 from __future__ import annotations
 
-import difflib
-import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
 from s2sbench.evaluation.models.base import AdapterError, Audio, LogLikelihood, ModelAdapter, Request
 from s2sbench.evaluation.models.options import ModelOptionError, check_options, option_schema
+from s2sbench.pipeline.errors import BackendError, environment_fault
+from s2sbench.pipeline.registry import Registry, UnknownNameError
 
 ENTRY_POINT_GROUP = "s2sbench.models"
 
@@ -86,30 +86,28 @@ _BUILTIN = [
 ]
 _BY_NAME = {info.name: info for info in _BUILTIN}
 
+#: adapter name -> its class or factory (packages add theirs under ``s2sbench.models``)
+ADAPTERS: Registry[Callable[..., ModelAdapter]] = Registry("model", {info.name: info.target for info in _BUILTIN},
+                                                           group=ENTRY_POINT_GROUP)
 
-def _third_party() -> dict[str, Any]:
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in _BY_NAME}
+
+class ModelLoadError(BackendError):
+    """A model whose weights or files cannot be loaded (an unknown hub id, a folder without a checkpoint)."""
 
 
 def list_adapters() -> list[AdapterInfo]:
     """Every adapter: the built-in ones, then those registered by installed packages."""
     extra = [AdapterInfo(name, ep.value, (), "see the package", (), THIRD_PARTY, f"from {ep.value}")
-             for name, ep in sorted(_third_party().items())]
+             for name, ep in sorted(ADAPTERS.plugins().items())]
     return _BUILTIN + extra
 
 
 def adapter_factory(name: str) -> Any:
     """The class or factory registered as ``name`` (its module is imported; no weights load)."""
-    if name in _BY_NAME:
-        module, attribute = _BY_NAME[name].target.split(":")
-        return getattr(importlib.import_module(module), attribute)
-    third_party = _third_party()
-    if name not in third_party:
-        known = sorted(_BY_NAME) + sorted(third_party)
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
-        raise ModelOptionError(f"unknown model '{name}' (known: {', '.join(known)}){hint}")
-    return third_party[name].load()
+    try:
+        return ADAPTERS.get(name)
+    except UnknownNameError as error:
+        raise ModelOptionError(str(error)) from None
 
 
 def declared_modes(name: str) -> tuple[str, ...]:
@@ -126,12 +124,15 @@ def get_adapter(name: str, **options: Any) -> ModelAdapter:
     """Build the adapter registered as ``name`` with ``options`` (for example ``model=``, ``device=``), each checked
     against its declared options first."""
     factory = adapter_factory(name)
-    adapter = factory(**check_options(name, factory, options))
+    try:
+        adapter = factory(**check_options(name, factory, options))
+    except OSError as error:  # transformers: no such repo or folder, missing files, no network
+        raise environment_fault(error) or ModelLoadError(f"model '{name}' cannot load: {error}") from error
     if not isinstance(adapter, ModelAdapter):
         raise TypeError(f"adapter '{name}' built a {type(adapter).__name__}, not a ModelAdapter")
     return adapter
 
 
-__all__ = ["AdapterError", "AdapterInfo", "Audio", "LogLikelihood", "ModelAdapter", "ModelOptionError", "Request",
-           "adapter_factory", "check_model_options", "declared_modes", "get_adapter", "list_adapters", "option_schema",
-           "ENTRY_POINT_GROUP"]
+__all__ = ["ADAPTERS", "AdapterError", "AdapterInfo", "Audio", "LogLikelihood", "ModelAdapter", "ModelLoadError",
+           "ModelOptionError", "Request", "adapter_factory", "check_model_options", "declared_modes", "get_adapter",
+           "list_adapters", "option_schema", "ENTRY_POINT_GROUP"]

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from s2sbench.pipeline.errors import BackendError
+
 
 @dataclass(frozen=True)
 class Audio:
@@ -48,7 +50,7 @@ class LogLikelihood:
         return -self.sum_logprob / self.n_tokens
 
 
-class AdapterError(RuntimeError):
+class AdapterError(BackendError):
     """A model cannot score a request (unsupported modality, too long, ...)."""
 
 

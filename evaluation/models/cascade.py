@@ -17,22 +17,22 @@ import numpy as np
 
 from s2sbench.evaluation.models.base import AdapterError, Audio, LogLikelihood, ModelAdapter, Request
 from s2sbench.evaluation.models.options import forwards_options
+from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.languages import is_unspaced
 from s2sbench.pipeline.manifest import sha256_bytes
 
-#: languages written without spaces between words: the transcript and the continuation are joined directly
-_UNSPACED = frozenset({"zh", "ja", "th", "lo", "km", "my", "yue", "bo"})
 ASR_SAMPLE_RATE_HZ = 16000
 
 
 def lm_options_target(values: Mapping[str, Any]) -> tuple[Any, tuple[str, ...]]:
     """What the cascade's ``**lm_options`` are options of: the adapter registered as ``lm``, else hf-causal (with
     ``model`` set to ``lm``); none for an ``lm`` passed as an adapter."""
-    from s2sbench.evaluation.models import _BY_NAME, adapter_factory
+    from s2sbench.evaluation.models import ADAPTERS, adapter_factory
 
     lm = values.get("lm", "smollm2")
     if not isinstance(lm, str):
         return None, ()
-    if lm in _BY_NAME:
+    if lm in ADAPTERS:
         return adapter_factory(lm), ()
     return adapter_factory("hf-causal"), ("model",)
 
@@ -47,18 +47,18 @@ class CascadeAdapter(ModelAdapter):
                  asr_options: dict[str, Any] | None = None, lm: str | ModelAdapter = "smollm2",
                  language: str | None = None, separator: str | None = None, keep_prefix: bool = False,
                  **lm_options: Any) -> None:
-        from s2sbench.evaluation.models import _BY_NAME, get_adapter
+        from s2sbench.evaluation.models import ADAPTERS, get_adapter
         from s2sbench.pipeline.asr import get_asr
 
         self.asr = get_asr(asr_engine, asr_model, **(asr_options or {}))
         if isinstance(lm, ModelAdapter):
             self.lm = lm
-        elif lm in _BY_NAME:
+        elif lm in ADAPTERS:
             self.lm = get_adapter(lm, **lm_options)
         else:  # a hub id or local directory of a text LM
             self.lm = get_adapter("hf-causal", model=lm, **lm_options)
         if "T->T" not in self.lm.modes:
-            raise ValueError(f"cascade needs a text LM; '{self.lm.name}' does not score T->T")
+            raise ConfigError(f"cascade needs a text LM; '{self.lm.name}' does not score T->T")
         known = self.asr.languages()
         self.speech_languages = frozenset(known) if known is not None else None
         self.language = language
@@ -113,7 +113,7 @@ class CascadeAdapter(ModelAdapter):
         separator = self.separator
         if separator is None:
             touching = transcript and request.continuation and not request.continuation[0].isspace()
-            separator = " " if touching and self._language(request) not in _UNSPACED else ""
+            separator = " " if touching and not is_unspaced(self._language(request)) else ""
         prefix = request.context_prefix if self.keep_prefix else ""
         return replace(request, context=prefix + transcript, context_prefix="",
                        continuation=separator + request.continuation)

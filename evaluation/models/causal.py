@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from s2sbench.evaluation.models.base import AdapterError, LogLikelihood, ModelAdapter, Request
+from s2sbench.pipeline.errors import ConfigError
 
 _DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
            "float16": "float16", "fp16": "float16"}
@@ -46,7 +47,7 @@ def resolve_dtype(dtype: Any, device: str) -> Any:
     if isinstance(dtype, torch.dtype):
         return dtype
     if dtype not in _DTYPES:
-        raise ValueError(f"unknown dtype '{dtype}' (known: auto, {', '.join(sorted(_DTYPES))})")
+        raise ConfigError(f"unknown dtype '{dtype}' (known: auto, {', '.join(sorted(_DTYPES))})")
     return getattr(torch, _DTYPES[dtype])
 
 
@@ -106,7 +107,7 @@ class CausalLMAdapter(ModelAdapter):
     def __init__(self, *, device: str | None = None, dtype: Any = None, batch_size: int = 32,
                  shared_prefix: bool = True) -> None:
         if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+            raise ConfigError(f"batch_size must be a positive integer, got {batch_size!r}")
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         self.batch_size = batch_size

@@ -30,6 +30,7 @@ from s2sbench.evaluation.models.base import AdapterError, Audio, Request
 from s2sbench.evaluation.models.causal import CausalLMAdapter, Encoded, encode_text_pair
 from s2sbench.evaluation.models.options import forwards_options
 from s2sbench.evaluation.models.remote_code import require_remote_code
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.manifest import sha256_bytes
 
 FREEZE_OMNI_CHECKPOINT = "VITA-MLLM/Freeze-Omni"
@@ -114,7 +115,7 @@ def freeze_omni(model: str | Path, *, llm: str | Path, repo: str | Path, trust_r
     require_remote_code(trust_remote_code, "freeze-omni", f"the Freeze-Omni repository at {repo}")
     repo = Path(repo)
     if not (repo / "models" / "pipeline.py").is_file():
-        raise FileNotFoundError(f"{repo} is not a Freeze-Omni checkout (no models/pipeline.py): "
+        raise ConfigError(f"{repo} is not a Freeze-Omni checkout (no models/pipeline.py): "
                                 "git clone https://github.com/VITA-MLLM/Freeze-Omni and pass its path as repo=")
     sys.path.insert(0, str(repo))
     from models.pipeline import inferencePipeline

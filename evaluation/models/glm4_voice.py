@@ -23,6 +23,7 @@ from s2sbench.evaluation.models.base import Audio
 from s2sbench.evaluation.models.options import forwards_options
 from s2sbench.evaluation.models.remote_code import require_remote_code
 from s2sbench.evaluation.models.unit_lm import InterleavedUnitLMAdapter
+from s2sbench.pipeline.errors import ConfigError
 
 GLM4_VOICE_LM = "THUDM/glm-4-voice-9b"
 GLM4_VOICE_TOKENIZER = "THUDM/glm-4-voice-tokenizer"
@@ -47,7 +48,7 @@ def speech_tokenizer_from_repo(repo: str | Path, tokenizer: str, device: str) ->
 
     repo = Path(repo)
     if not (repo / "speech_tokenizer" / "utils.py").is_file():
-        raise FileNotFoundError(f"{repo} is not a GLM-4-Voice checkout (no speech_tokenizer/utils.py): "
+        raise ConfigError(f"{repo} is not a GLM-4-Voice checkout (no speech_tokenizer/utils.py): "
                                 "git clone https://github.com/THUDM/GLM-4-Voice and pass its path as repo=")
     sys.path.insert(0, str(repo))
     from speech_tokenizer.modeling_whisper import WhisperVQEncoder
@@ -75,7 +76,7 @@ def glm4_voice(model: str = GLM4_VOICE_LM, *, speech_tokenizer: str = GLM4_VOICE
 
     require_remote_code(trust_remote_code, "glm-4-voice", f"{model} (ChatGLM code) and the GLM-4-Voice repository")
     if repo is None:
-        raise ValueError("glm-4-voice needs repo=<path to a checkout of github THUDM/GLM-4-Voice> for its speech "
+        raise ConfigError("glm-4-voice needs repo=<path to a checkout of github THUDM/GLM-4-Voice> for its speech "
                          "tokenizer")
     device = resolve_device(device)
     dtype = resolve_dtype(dtype, device)

@@ -26,6 +26,7 @@ import numpy as np
 
 from s2sbench.evaluation.models.base import AdapterError, Audio, LogLikelihood, ModelAdapter, Request
 from s2sbench.evaluation.models.causal import resolve_device, resolve_dtype
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.manifest import sha256_bytes
 
 ABSENT = -1  # a stream position with nothing in it: zero embedding
@@ -117,7 +118,7 @@ class MoshiAdapter(ModelAdapter):
         self.model = self.model.to(self.device).eval()
         config = self.model.config
         if not 1 <= audio_codebooks <= config.num_codebooks:
-            raise ValueError(f"audio_codebooks must be 1..{config.num_codebooks}, got {audio_codebooks}")
+            raise ConfigError(f"audio_codebooks must be 1..{config.num_codebooks}, got {audio_codebooks}")
         self.audio_codebooks = audio_codebooks
         self.sample_rate_hz = config.audio_encoder_config.sampling_rate
         self._model_id = label or model + (f"@{revision}" if revision else "")

@@ -19,10 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from s2sbench.pipeline.errors import EnvironmentFault
+
 logger = logging.getLogger(__name__)
 
 
-class OfflineModelMissing(FileNotFoundError):
+class OfflineModelMissing(EnvironmentFault):
     """The package that ships an offline LM is not installed (the message says how to install it)."""
 
 

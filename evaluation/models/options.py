@@ -18,11 +18,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from s2sbench.pipeline.errors import ConfigError
+
 FORWARDS = "__s2sbench_forwards__"
 REQUIRED = inspect.Parameter.empty
 
 
-class ModelOptionError(ValueError):
+class ModelOptionError(ConfigError):
     """A model option that is unknown, of the wrong type, or missing; the message names it and the known ones."""
 
 

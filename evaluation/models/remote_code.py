@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from s2sbench.evaluation.models.speech_llm import SpeechLLMAdapter
+from s2sbench.pipeline.errors import ConfigError
 
 
-class RemoteCodeRefused(ValueError):
+class RemoteCodeRefused(ConfigError):
     """A family needs code from its hub repository or GitHub checkout and the user did not allow it."""
 
 
@@ -32,6 +33,7 @@ def require_remote_code(trust_remote_code: bool, adapter: str, what: str) -> Non
 class RemoteCodeAdapter(SpeechLLMAdapter):
     name = "remote-code"
     kind = "speech LLM (remote code)"
+    runs_remote_code = True
 
     def __init__(self, model: str, *, trust_remote_code: bool = False, audio_placeholder: str = "<|AUDIO|>",
                  auto_class: str = "AutoModelForCausalLM", max_audio_s: float | None = 30.0, **options: Any) -> None:
@@ -39,7 +41,7 @@ class RemoteCodeAdapter(SpeechLLMAdapter):
         self.audio_placeholder = audio_placeholder
         self.max_audio_s = float(max_audio_s) if max_audio_s is not None else None
         if not auto_class.startswith("AutoModel"):
-            raise ValueError(f"auto_class must name a transformers AutoModel* class, got '{auto_class}'")
+            raise ConfigError(f"auto_class must name a transformers AutoModel* class, got '{auto_class}'")
         self.auto_class = auto_class
         super().__init__(model, trust_remote_code=True, **options)
 

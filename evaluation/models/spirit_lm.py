@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from s2sbench.evaluation.models.base import Audio
+from s2sbench.evaluation.models.base import AdapterError, Audio
 from s2sbench.evaluation.models.options import forwards_options
 from s2sbench.evaluation.models.unit_lm import InterleavedUnitLMAdapter
 
@@ -52,7 +52,7 @@ def spirit_lm(model: str = SPIRIT_LM_BASE, *, dtype: Any = None, device: str | N
         import torch
 
         if audio.sample_rate_hz != 16000:
-            raise ValueError(f"Spirit LM's speech tokenizer takes 16 kHz audio, got {audio.sample_rate_hz} Hz")
+            raise AdapterError(f"Spirit LM's speech tokenizer takes 16 kHz audio, got {audio.sample_rate_hz} Hz")
         return spirit.speech_tokenizer(torch.from_numpy(audio.samples).float())
 
     return SpiritLMAdapter(tokenizer=spirit.tokenizer, model=spirit.model.to(dtype), speech_text=speech_text,

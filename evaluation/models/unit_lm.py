@@ -23,6 +23,7 @@ import numpy as np
 from s2sbench.evaluation.models.base import AdapterError, Audio, Request
 from s2sbench.evaluation.models.causal import CausalLMAdapter, Encoded, encode_text_pair
 from s2sbench.evaluation.models.units import UnitEncoder
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.manifest import sha256_bytes
 
 TWIST_ENCODER = "slprl/mhubert-base-25hz"
@@ -48,7 +49,7 @@ class UnitLMAdapter(CausalLMAdapter):
         self.offset = offset if offset is not None else int(getattr(self.model.config, "offset", 0))
         vocab = self.model.config.vocab_size
         if self.offset + self.units.n_units > vocab:
-            raise ValueError(f"{model}: units {self.offset}..{self.offset + self.units.n_units - 1} do not fit its "
+            raise ConfigError(f"{model}: units {self.offset}..{self.offset + self.units.n_units - 1} do not fit its "
                              f"vocabulary of {vocab} tokens (check offset= and the k-means model)")
         self._model_id = f"{model}{f'@{revision}' if revision else ''} over {self.units.fingerprint}"
         self._cache: dict[str, tuple[int, ...]] = {}

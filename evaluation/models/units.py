@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from s2sbench.evaluation.models.base import AdapterError, Audio
+from s2sbench.pipeline.errors import ConfigError, DataError
 from s2sbench.pipeline.manifest import sha256_bytes
 
 ENCODER_SAMPLE_RATE_HZ = 16000
@@ -51,7 +52,7 @@ def load_kmeans(path: str | Path) -> np.ndarray:
     ``*_km500.bin``). A pickle can run code when loaded: only load files whose origin you trust."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"k-means file {path} does not exist")
+        raise ConfigError(f"k-means file {path} does not exist")
     if path.suffix == ".npy":
         centroids = np.load(path)
     else:
@@ -59,10 +60,10 @@ def load_kmeans(path: str | Path) -> np.ndarray:
 
         model = joblib.load(path)
         if not hasattr(model, "cluster_centers_"):
-            raise ValueError(f"{path}: {type(model).__name__} is not a fitted k-means (no cluster_centers_)")
+            raise DataError(f"{path}: {type(model).__name__} is not a fitted k-means (no cluster_centers_)")
         centroids = np.asarray(model.cluster_centers_)
     if centroids.ndim != 2:
-        raise ValueError(f"{path}: centroids must be a (units x dim) matrix, got shape {centroids.shape}")
+        raise DataError(f"{path}: centroids must be a (units x dim) matrix, got shape {centroids.shape}")
     return centroids.astype(np.float32)
 
 
@@ -87,7 +88,7 @@ class UnitEncoder:
         self.centroids = kmeans if isinstance(kmeans, np.ndarray) else load_kmeans(kmeans)
         n_layers = self.model.config.num_hidden_layers
         if not 0 <= layer <= n_layers:
-            raise ValueError(f"layer {layer} is out of range for {self.encoder_id} (0..{n_layers})")
+            raise ConfigError(f"layer {layer} is out of range for {self.encoder_id} (0..{n_layers})")
         self.layer = layer
         self.deduplicate_units = deduplicate_units
 

@@ -13,6 +13,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from s2sbench.pipeline.errors import EnvironmentFault
+
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -20,7 +22,7 @@ FLAGS = (
 )  # fmt: skip
 
 
-class BrowserError(RuntimeError):
+class BrowserError(EnvironmentFault):
     """Chromium is missing, failed or timed out; the message says which and how to fix it."""
 
 

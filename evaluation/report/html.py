@@ -26,6 +26,7 @@ from s2sbench.evaluation.report.summary import (
     summary_rows,
     voice_frame,
 )
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.manifest import atomic_write_text
 
 STYLE = """
@@ -210,7 +211,7 @@ def _build_section(audit: BuildAudit) -> str:
 def render_html(inputs: ReportInputs, audit: BuildAudit | None = None, options: ReportOptions = ReportOptions()) -> str:
     """The whole report as one HTML string."""
     if not inputs.runs and audit is None:
-        raise ValueError("nothing to report: give results (results.json, an eval or sweep folder) or a build")
+        raise ConfigError("nothing to report: give results (results.json, an eval or sweep folder) or a build")
     nav = [("summary", "Summary"), ("methods", "Method")] if inputs.runs else []
     nav += [("build", "Build")] if audit is not None else []
     body = [f"<h1>{_e(options.title)}</h1>", "<nav>" + "".join(f"<a href='#{a}'>{_e(t)}</a>" for a, t in nav) + "</nav>"]

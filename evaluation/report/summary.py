@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from s2sbench.evaluation.results_dir import ResultsDir, ResultsFile
+from s2sbench.pipeline.errors import DataError
 from s2sbench.pipeline.manifest import DocumentError, atomic_write_text
 
 #: how each accuracy rule decides a unit (the wording of evaluation/scoring.py)
@@ -32,7 +33,7 @@ DEGRADATION_NOTE = (
 )
 
 
-class ReportInputError(ValueError):
+class ReportInputError(DataError):
     """A results path the report cannot read; the message names the path and what was expected there."""
 
 

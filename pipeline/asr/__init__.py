@@ -7,42 +7,59 @@ third-party backends can register under the ``s2sbench.asr`` entry-point group.
 
 from __future__ import annotations
 
-import importlib
-from importlib.metadata import entry_points
+import inspect
+from typing import Any
 
 from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
+from s2sbench.pipeline.errors import BackendError, ConfigError, S2SBenchError, unknown_name
+from s2sbench.pipeline.registry import Registry
 
-__all__ = ["ASR_ENGINES", "ASREngine", "TranscriptionError", "asr_engine_names", "get_asr"]
+__all__ = ["ASR_ENGINES", "ASREngine", "ASRLoadError", "TranscriptionError", "asr_engine_names", "check_asr_options",
+           "get_asr"]
 
-# name -> "module:class"
-ASR_ENGINES: dict[str, str] = {
+#: name -> engine class
+ASR_ENGINES: Registry[type[ASREngine]] = Registry("ASR engine", {
     "faster-whisper": "s2sbench.pipeline.asr.faster_whisper:FasterWhisperASR",
     "openai-whisper": "s2sbench.pipeline.asr.openai_whisper:OpenAIWhisperASR",
-}
+}, group="s2sbench.asr")
 
 _LOADED: dict[tuple, ASREngine] = {}
 
 
-def _registry() -> dict[str, str]:
-    plugins = {entry.name: entry.value for entry in entry_points(group="s2sbench.asr")}
-    return plugins | ASR_ENGINES
+class ASRLoadError(BackendError):
+    """An ASR model that cannot be loaded (an unknown model name, a broken checkpoint, a download that failed)."""
 
 
 def asr_engine_names() -> list[str]:
-    return sorted(_registry())
+    return ASR_ENGINES.names()
+
+
+def check_asr_options(engine: str, options: dict[str, Any], where: str = "") -> type[ASREngine]:
+    """The engine class, after checking ``options`` against the keyword arguments its constructor takes."""
+    backend = ASR_ENGINES.get(engine, f"{where}: engine" if where else "")
+    parameters = inspect.signature(backend.__init__).parameters
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        known = [name for name, p in parameters.items() if name not in ("self", "model") and p.kind is not p.VAR_POSITIONAL]
+        for name in options:
+            if name not in known:
+                prefix = f"{where}: " if where else ""
+                raise ConfigError(f"{prefix}ASR engine {engine}: " + unknown_name("option", name, known))
+    return backend
 
 
 def get_asr(engine: str, model: str, **options: object) -> ASREngine:
     """A loaded ASR engine: ``engine`` by registry name, ``model`` a model name or a local path.
 
     Options go to the backend (``device``, ``compute_type``, ``batch_size``, ...). Instances are cached per arguments.
+    A model that cannot load is an :class:`ASRLoadError` naming the engine and the model.
     """
-    registry = _registry()
-    if engine not in registry:
-        raise ValueError(f"unknown ASR engine '{engine}' (known: {', '.join(sorted(registry))})")
+    backend = check_asr_options(engine, options)
     key = (engine, model, tuple(sorted((name, repr(value)) for name, value in options.items())))
     if key not in _LOADED:
-        module_name, class_name = registry[engine].split(":")
-        backend = getattr(importlib.import_module(module_name), class_name)
-        _LOADED[key] = backend(model, **options)
+        try:
+            _LOADED[key] = backend(model, **options)
+        except S2SBenchError:
+            raise
+        except (ValueError, OSError, RuntimeError) as error:  # what the Whisper libraries raise for a bad model
+            raise ASRLoadError(f"{engine} cannot load ASR model '{model}': {error}") from error
     return _LOADED[key]

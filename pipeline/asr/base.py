@@ -7,8 +7,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from s2sbench.pipeline.errors import BackendError
 
-class TranscriptionError(RuntimeError):
+
+class TranscriptionError(BackendError):
     """One clip could not be transcribed."""
 
 

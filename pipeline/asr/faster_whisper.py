@@ -25,6 +25,7 @@ import numpy as np
 
 from s2sbench.pipeline.asr.offline import packaged_model_dir
 from s2sbench.pipeline.asr.whisper_common import MAX_NEW_TOKENS, WhisperASR, pad_to_window
+from s2sbench.pipeline.errors import ConfigError
 
 COMPUTE_TYPES = ("default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16", "float16",
                  "bfloat16", "float32")
@@ -71,10 +72,10 @@ class FasterWhisperASR(WhisperASR):
 
         compute_type = compute_type or ("float16" if device.startswith("cuda") else "int8")
         if compute_type not in COMPUTE_TYPES:
-            raise ValueError(f"faster-whisper: unknown compute_type '{compute_type}' (known: {', '.join(COMPUTE_TYPES)})")
+            raise ConfigError(f"faster-whisper: unknown compute_type '{compute_type}' (known: {', '.join(COMPUTE_TYPES)})")
         workers = default_workers(device, batch_size) if num_workers is None else num_workers
         if workers < 1:
-            raise ValueError(f"faster-whisper: num_workers must be >= 1, got {workers}")
+            raise ConfigError(f"faster-whisper: num_workers must be >= 1, got {workers}")
         if not cpu_threads and workers > 1:
             cpu_threads = 1  # a replica per core, not a replica per core times CTranslate2's default threads
         location, identity = resolve_model(model)

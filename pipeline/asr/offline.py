@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from s2sbench.pipeline.errors import BackendError
 from s2sbench.pipeline.manifest import atomic_write_bytes, sha256_file
 
 CONVERTER_VERSION = 1  # bump when the produced checkpoint would change, so stale caches are not reused
@@ -34,7 +35,7 @@ def whisper_cache_dir() -> Path:
     return Path(override).expanduser() if override else Path("~/.cache/s2sbench/whisper").expanduser()
 
 
-class OfflineModelError(ValueError):
+class OfflineModelError(BackendError):
     """A model directory or file that cannot be read, joined or converted."""
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from s2sbench.pipeline.asr.offline import is_ct2_dir, openai_checkpoint, packaged_model_dir
 from s2sbench.pipeline.asr.whisper_common import MAX_NEW_TOKENS, WhisperASR, pad_to_window
+from s2sbench.pipeline.errors import ConfigError
 
 COMPUTE_TYPES = ("float32", "float16")
 
@@ -44,7 +45,7 @@ def resolve_checkpoint(model: str) -> tuple[str, str]:
             converted = openai_checkpoint(packaged)
             return str(converted), f"{model} (offline package, converted: {converted.name})"
         return model, model
-    raise ValueError(
+    raise ConfigError(
         f"unknown openai-whisper model '{model}' (known: {', '.join(whisper.available_models())}); "
         "or pass a .pt checkpoint or a CTranslate2 directory"
     )
@@ -58,12 +59,12 @@ class OpenAIWhisperASR(WhisperASR):
 
         compute_type = compute_type or ("float16" if device.startswith("cuda") else "float32")
         if compute_type not in COMPUTE_TYPES:
-            raise ValueError(
+            raise ConfigError(
                 f"openai-whisper: unknown compute_type '{compute_type}' (known: {', '.join(COMPUTE_TYPES)}); "
                 "int8 needs the faster-whisper engine"
             )
         if compute_type == "float16" and not device.startswith("cuda"):
-            raise ValueError("openai-whisper: compute_type float16 needs device 'cuda'; use float32 on the CPU")
+            raise ConfigError("openai-whisper: compute_type float16 needs device 'cuda'; use float32 on the CPU")
         checkpoint, identity = resolve_checkpoint(model)
         self.model = whisper.load_model(checkpoint, device=device)
         super().__init__(model, device, compute_type, batch_size, english_only=not self.model.is_multilingual)

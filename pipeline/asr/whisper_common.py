@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
+from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.languages import base_language
 
 SAMPLE_RATE_HZ = 16000
 WINDOW_SAMPLES = 30 * SAMPLE_RATE_HZ
@@ -23,7 +25,7 @@ ENGLISH_ONLY = {"en"}  # what ``*.en`` models transcribe
 
 def whisper_language(language: str) -> str:
     """A task language (``en``, ``zh-CN``, ``ZH``) as a Whisper language code (``en``, ``zh``)."""
-    return language.split("-")[0].split("_")[0].lower()
+    return base_language(language)
 
 
 def pad_to_window(clip: np.ndarray) -> np.ndarray:
@@ -48,7 +50,7 @@ class WhisperASR(ASREngine):
 
     def __init__(self, model: str, device: str, compute_type: str, batch_size: int, english_only: bool):
         if batch_size < 1:
-            raise ValueError(f"{self.name}: batch_size must be >= 1, got {batch_size}")
+            raise ConfigError(f"{self.name}: batch_size must be >= 1, got {batch_size}")
         self.model_name = model
         self.device = device
         self.compute_type = compute_type
@@ -76,7 +78,7 @@ class WhisperASR(ASREngine):
     def transcribe(self, clips: Sequence[np.ndarray], language: str) -> list[str]:
         code = whisper_language(language)
         if not self.supports(code):
-            raise ValueError(
+            raise ConfigError(
                 f"{self.model_id} cannot transcribe '{language}' (it knows: {', '.join(sorted(self.languages() or []))})"
             )
         checked = [check_clip(clip, index) for index, clip in enumerate(clips)]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from s2sbench.pipeline.builddir import BuildDir
+from s2sbench.pipeline.errors import BackendError, ConfigError, DataError
 from s2sbench.pipeline.manifest import atomic_write_text, sha256_file, write_json
 from s2sbench.pipeline.publish.card import HubConfig, describe_build, render_card
 
@@ -36,7 +37,7 @@ TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 T = TypeVar("T")
 
 
-class PublishError(RuntimeError):
+class PublishError(BackendError):
     """Publishing failed: the message says which step, after how many attempts, and why."""
 
 
@@ -84,11 +85,11 @@ def stage_repo(build_dir: str | Path | BuildDir, out_dir: str | Path, repo_id: s
     build report. ``default_config``: the config ``load_dataset(repo)`` opens (default: the build's)."""
     source, out_dir = BuildDir.of(build_dir), Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()):
-        raise PublishError(f"{out_dir}: folder is not empty; pass a new folder to stage the Hub repo into")
+        raise ConfigError(f"{out_dir}: folder is not empty; pass a new folder to stage the Hub repo into")
     saved = source.load_dataset()
     index = {entry.name: entry for entry in source.dataset_index()}
     if default_config is not None and default_config not in index:
-        raise PublishError(f"--default-config '{default_config}': the build has no such config (it has: {', '.join(index)})")
+        raise ConfigError(f"--default-config '{default_config}': the build has no such config (it has: {', '.join(index)})")
     build = describe_build(source)
     configs, features = [], None
     for name, splits in saved.items():
@@ -98,7 +99,7 @@ def stage_repo(build_dir: str | Path | BuildDir, out_dir: str | Path, repo_id: s
                 continue
             tasks = sorted(set(table["task"]))
             if len(tasks) != 1:
-                raise PublishError(f"{source.dataset_dir}: config '{name}' holds rows of {len(tasks)} tasks ({', '.join(tasks)}); expected one")
+                raise DataError(f"{source.dataset_dir}: config '{name}' holds rows of {len(tasks)} tasks ({', '.join(tasks)}); expected one")
             files, download_size = _write_shards(table, out_dir, name, split, max_shard_bytes)
             # the saved table already embeds the audio, so its Arrow bytes are what `datasets` counts for the split
             configs.append(HubConfig(name=name, task=tasks[0], voices=tuple(dict.fromkeys(table["voice"])), split=split,
@@ -106,7 +107,7 @@ def stage_repo(build_dir: str | Path | BuildDir, out_dir: str | Path, repo_id: s
                                      files=files))  # fmt: skip
             features = table.features
     if not configs:
-        raise PublishError(f"{source.dataset_dir}: no config has rows; nothing to publish")
+        raise DataError(f"{source.dataset_dir}: no config has rows; nothing to publish")
     wanted = default_config or next(entry.name for entry in index.values() if entry.default)
     default = next((c for c in configs if c.name == wanted), configs[0])
     configs = [replace(c, default=c is default) for c in configs]

@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Literal
 
 from s2sbench.pipeline.assemble import finish_build, task_report
-from s2sbench.pipeline.audio import ClipStore
+from s2sbench.pipeline.audio import ClipStore, decode_audio
 from s2sbench.pipeline.build_report import Integrity
 from s2sbench.pipeline.builddir import BuildDir, BuildDirError
 from s2sbench.pipeline.dataset import SAMPLE_RATE_HZ, DatasetRow, iter_rows, undecoded
+from s2sbench.pipeline.errors import ConfigError, DataError
 from s2sbench.pipeline.manifest import (
     DocumentError,
     atomic_write_bytes,
@@ -70,7 +71,7 @@ SIDECAR = "s2sbench_export.json"
 EVAL_CONFIG = "eval_s2t.yaml"
 
 
-class OriginalLayoutError(ValueError):
+class OriginalLayoutError(DataError):
     """A build that cannot be written in the original layout, or an original-layout file that cannot be read."""
 
 
@@ -107,20 +108,19 @@ class ExportedSet:
 
 def _wav_16k(audio, where: str) -> bytes:
     """The clip as a 16 kHz wav: the stored bytes when they already are one (byte-exact), else re-encoded PCM-16."""
-    import numpy as np
     import soundfile as sf
 
     data = audio.wav if audio else None
     if not data:
         raise OriginalLayoutError(f"{where}: the audio is not embedded in the dataset")
+    samples, rate = decode_audio(data, where)  # an unreadable clip is an error naming it
     info = sf.info(io.BytesIO(data))
-    if info.format == "WAV" and info.samplerate == SAMPLE_RATE_HZ and info.channels == 1:
+    if info.format == "WAV" and rate == SAMPLE_RATE_HZ and info.channels == 1:
         return data
-    samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
     if rate != SAMPLE_RATE_HZ:
         raise OriginalLayoutError(f"{where}: audio is {rate} Hz; the build should have resampled it to {SAMPLE_RATE_HZ} Hz")
     buffer = io.BytesIO()
-    sf.write(buffer, np.mean(samples, axis=1), SAMPLE_RATE_HZ, format="WAV", subtype="PCM_16")
+    sf.write(buffer, samples, SAMPLE_RATE_HZ, format="WAV", subtype="PCM_16")
     return buffer.getvalue()
 
 
@@ -310,10 +310,10 @@ def find_sets(source: str | Path, *, task: str | None = None, language: str | No
             raise OriginalLayoutError(f"{path}: a dataset lacks field {missing}") from None
     if source.is_file():
         if audio_dir is None or language is None:
-            raise OriginalLayoutError(f"{source}: a single JSONL file needs its audio folder and language (--audio-dir, --language)")
+            raise ConfigError(f"{source}: a single JSONL file needs its audio folder and language (--audio-dir, --language)")
         name = task or source.stem
         return [OriginalSet(source, Path(audio_dir), safe_component(name, "--task (default: the file name)"), language)]
-    raise FileNotFoundError(f"{source}: neither a JSONL file nor a folder with {SIDECAR} or {EVAL_CONFIG}")
+    raise OriginalLayoutError(f"{source}: neither a JSONL file nor a folder with {SIDECAR} or {EVAL_CONFIG}")
 
 
 UNVERIFIED = Reason(code="unverified", detail="imported from the original S2SBench layout; not verified by s2sbench")

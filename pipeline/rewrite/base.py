@@ -8,11 +8,12 @@ it is a rule or an LLM. Rewriters are found by name through :func:`get_rewriter`
 from __future__ import annotations
 
 import abc
-import importlib
 import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
+
+from s2sbench.pipeline.registry import Registry
 
 LETTERS = ("A", "B", "C", "D")
 
@@ -82,15 +83,13 @@ def check_statements(question: Question, statements: Statements) -> None:
             raise RewriteRejected(f"second half {LETTERS[index]} does not contain its option {option!r}")
 
 
-# name -> "module:class"; imported on first use so the LLM client's imports stay out of rule-only runs
-REWRITERS: dict[str, str] = {
+#: name -> rewriter class, imported on first use so the LLM client's imports stay out of rule-only runs (packages add
+#: theirs under ``s2sbench.rewriters``)
+REWRITERS: Registry[type[Rewriter]] = Registry("rewriter", {
     "rules": "s2sbench.pipeline.rewrite.rules:RuleRewriter",
     "llm": "s2sbench.pipeline.rewrite.llm:LLMRewriter",
-}
+}, group="s2sbench.rewriters")
 
 
 def get_rewriter(name: str, options: dict[str, Any]) -> Rewriter:
-    if name not in REWRITERS:
-        raise ValueError(f"unknown rewriter '{name}' (known: {', '.join(sorted(REWRITERS))})")
-    module_name, cls = REWRITERS[name].split(":")
-    return getattr(importlib.import_module(module_name), cls)(**options)
+    return REWRITERS.get(name)(**options)

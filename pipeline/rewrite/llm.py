@@ -14,17 +14,38 @@ import os
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import Field
+
+from s2sbench.pipeline.errors import BackendError, ConfigError
 from s2sbench.pipeline.manifest import stable_hash, write_json
 from s2sbench.pipeline.rewrite.base import LETTERS, Question, RewriteRejected, Rewriter, Statements
+from s2sbench.pipeline.schema import StrictSection, validate
 
 Messages = list[dict[str, str]]
 DEFAULT_CACHE_DIR = Path("~/.cache/s2sbench/llm")
 
 
-class LLMError(RuntimeError):
+class LLMError(BackendError):
     """The LLM service or model failed (not a bad rewrite): the build stops rather than dropping every item."""
+
+
+class LLMSettingsError(ConfigError):
+    """LLM settings that cannot make a chat model (no model, no server address, an unknown setting)."""
+
+
+class LLMSettings(StrictSection):
+    """The ``llm`` settings of a task's candidate construction; unset ones fall back to ``S2SBENCH_LLM_*``."""
+
+    backend: Literal["openai", "transformers"] = "openai"
+    base_url: str | None = None  # of an OpenAI-compatible server
+    model: str | None = None
+    api_key_env: str | None = None  # the environment variable holding the API key (default S2SBENCH_LLM_API_KEY)
+    gguf_file: str | None = None  # a GGUF checkpoint inside ``model`` (transformers backend)
+    cache_dir: str | None = None
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_tokens: int | None = Field(default=None, ge=1)  # of one reply (default: the caller's)
 
 
 class ChatModel(abc.ABC):
@@ -107,33 +128,22 @@ class CachedChat:
         return reply
 
 
-LLM_SETTINGS = frozenset(
-    {"backend", "base_url", "model", "api_key_env", "gguf_file", "cache_dir", "timeout_s", "max_tokens"}
-)
-
-
-def make_chat(options: dict[str, Any]) -> CachedChat:
-    """A cached chat model from ``options`` (see :data:`LLM_SETTINGS`; ``max_tokens`` is for the caller), with the
-    ``S2SBENCH_LLM_*`` environment variables as fallbacks."""
-    unknown = set(options) - LLM_SETTINGS
-    if unknown:
-        raise ValueError(f"unknown LLM setting '{sorted(unknown)[0]}' (known: {', '.join(sorted(LLM_SETTINGS))})")
-    backend = options.get("backend", "openai")
-    model = options.get("model") or os.environ.get("S2SBENCH_LLM_MODEL")
+def make_chat(options: dict[str, Any], where: str = "LLM settings") -> CachedChat:
+    """A cached chat model from ``options`` (:class:`LLMSettings`; ``max_tokens`` is for the caller), with the
+    ``S2SBENCH_LLM_*`` environment variables as fallbacks; ``where`` names the settings in errors."""
+    settings = validate(LLMSettings, options, where, LLMSettingsError)
+    model = settings.model or os.environ.get("S2SBENCH_LLM_MODEL")
     if not model:
-        raise ValueError("LLM settings: no model (set llm.model in the task or S2SBENCH_LLM_MODEL)")
-    if backend == "openai":
-        base_url = options.get("base_url") or os.environ.get("S2SBENCH_LLM_BASE_URL")
+        raise LLMSettingsError(f"{where}: no model (set llm.model in the task or S2SBENCH_LLM_MODEL)")
+    if settings.backend == "openai":
+        base_url = settings.base_url or os.environ.get("S2SBENCH_LLM_BASE_URL")
         if not base_url:
-            raise ValueError("LLM settings: no base_url (set llm.base_url in the task or S2SBENCH_LLM_BASE_URL)")
-        key_env = options.get("api_key_env", "S2SBENCH_LLM_API_KEY")
-        api_key = os.environ.get(key_env) or os.environ.get("OPENAI_API_KEY")
-        chat: ChatModel = OpenAIChat(base_url, model, api_key, float(options.get("timeout_s", 120.0)))
-    elif backend == "transformers":
-        chat = TransformersChat(model, options.get("gguf_file"))
+            raise LLMSettingsError(f"{where}: no base_url (set llm.base_url in the task or S2SBENCH_LLM_BASE_URL)")
+        api_key = os.environ.get(settings.api_key_env or "S2SBENCH_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        chat: ChatModel = OpenAIChat(base_url, model, api_key, settings.timeout_s)
     else:
-        raise ValueError(f"LLM settings: unknown backend '{backend}' (known: openai, transformers)")
-    return CachedChat(chat, options.get("cache_dir") or os.environ.get("S2SBENCH_LLM_CACHE"))
+        chat = TransformersChat(model, settings.gguf_file)
+    return CachedChat(chat, settings.cache_dir or os.environ.get("S2SBENCH_LLM_CACHE"))
 
 
 SYSTEM = "你是一个严谨的中文改写助手，只按要求的格式输出。"

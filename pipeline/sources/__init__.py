@@ -7,7 +7,6 @@ loader and the task's candidate construction and keeps every drop with its reaso
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -16,27 +15,31 @@ from typing import Any
 
 from pydantic import ConfigDict
 
+from s2sbench.pipeline.errors import DataError
 from s2sbench.pipeline.records import Drop, Item, Record
+from s2sbench.pipeline.registry import Registry
 from s2sbench.pipeline.sources.rows import DroppedRow
-from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
+from s2sbench.pipeline.tasks import TaskConfig
 
 Loader = Callable[[TaskConfig], Iterator[Item | DroppedRow]]
 
-# name -> "module:function"; modules import lazily so a missing optional dependency only hurts its own loader
-LOADERS: dict[str, str] = {
+#: name -> loader; modules import lazily so a missing optional dependency only hurts its own loader. A loader may
+#: declare its ``source.options`` (:func:`~s2sbench.pipeline.sources.rows.takes_options`).
+LOADERS: Registry[Loader] = Registry("loader", {
     "jsonl": "s2sbench.pipeline.sources.jsonl:load_table",
     "csv": "s2sbench.pipeline.sources.jsonl:load_table",
     "storycloze": "s2sbench.pipeline.sources.storycloze:load_storycloze",
     "xstorycloze": "s2sbench.pipeline.sources.xstorycloze:load_xstorycloze",
     "cmmlu": "s2sbench.pipeline.sources.cmmlu:load_cmmlu",
-}
+}, group="s2sbench.loaders")
+
+
+class EmptySourceError(DataError):
+    """A task whose source gave no item to keep: an empty benchmark is never what was asked for."""
 
 
 def get_loader(name: str) -> Loader:
-    if name not in LOADERS:
-        raise TaskConfigError(f"unknown loader '{name}' (known: {', '.join(sorted(LOADERS))})")
-    module_name, function = LOADERS[name].split(":")
-    return getattr(importlib.import_module(module_name), function)
+    return LOADERS.get(name)
 
 
 class LoadReport(Record):
@@ -66,6 +69,23 @@ class LoadResult:
     drops: list[Drop]
     rows_in: int  # source rows looked at (all of them without a limit)
     construction: dict[str, Any] = field(default_factory=dict)  # the candidate builder's report
+    config: TaskConfig | None = None
+
+    def require_items(self) -> "LoadResult":
+        """This result, or :class:`EmptySourceError` saying why no item was kept (an empty benchmark is never the
+        point of a build)."""
+        if self.items:
+            return self
+        task = self.config
+        where = f"task '{self.task}'" + (f" ({task.path})" if task is not None and task.path else "")
+        source = (task.source.hub_id or task.source.path) if task is not None else "its source"
+        if self.rows_in == 0:
+            raise EmptySourceError(f"{where}: {source} has no rows; point source.path at a file with items")
+        reasons = Counter(drop.reason.code for drop in self.drops)
+        listed = ", ".join(f"{code} x{count}" for code, count in reasons.most_common(5))
+        first = self.drops[0].reason
+        raise EmptySourceError(f"{where}: none of the {self.rows_in} rows of {source} was kept ({listed}); the first: "
+                               f"{first.code}: {first.detail}")
 
     def report(self) -> dict[str, Any]:
         """:meth:`load_report` as plain JSON values."""
@@ -85,12 +105,16 @@ class LoadResult:
 
 def load_task_items(task: TaskConfig, limit: int | None = None) -> LoadResult:
     """The items of a task, in source order, after candidate construction, cut to ``limit`` kept items (or the
-    task's ``limit``), with the dropped rows and the builder's counts (who handled how many, why the rest failed)."""
+    task's ``limit``), with the dropped rows and the builder's counts (who handled how many, why the rest failed).
+
+    An item with a text longer than the task's ``max_text_chars`` is dropped (``text_too_long``) before any builder
+    or engine sees it. See :meth:`LoadResult.require_items` for a source that leaves no item to keep."""
     from s2sbench.pipeline.candidates import get_builder
 
     builder = get_builder(task)
     cap = limit if limit is not None else task.limit
-    loaded = list(get_loader(task.source.loader)(task))
+    loaded = [too_long(entry, task) or entry if isinstance(entry, Item) else entry
+              for entry in get_loader(task.source.loader)(task)]  # fmt: skip
     builder.prepare([entry for entry in loaded if isinstance(entry, Item)])
     items: list[Item] = []
     drops: list[Drop] = []
@@ -101,10 +125,23 @@ def load_task_items(task: TaskConfig, limit: int | None = None) -> LoadResult:
         rows_in += 1
         result = builder.build(entry) if isinstance(entry, Item) else entry
         if isinstance(result, Item):
+            result = too_long(result, task) or result
+        if isinstance(result, Item):
             items.append(result)
         else:
             drops.append(result.to_drop(task.name))
-    return LoadResult(task.name, items, drops, rows_in, builder.report())
+    return LoadResult(task.name, items, drops, rows_in, builder.report(), task)
+
+
+def too_long(item: Item, task: TaskConfig) -> DroppedRow | None:
+    """The drop of an item whose context or a candidate is longer than ``task.max_text_chars``, else None."""
+    texts = {"context": item.context, **{f"candidates.{index}": text for index, text in enumerate(item.candidates)}}
+    for field_name, text in texts.items():
+        if len(text) > task.max_text_chars:
+            return DroppedRow(item.source.file, item.source.row, field_name,
+                              f"{len(text)} characters, more than max_text_chars {task.max_text_chars}", "load",
+                              item.id, code="text_too_long")  # fmt: skip
+    return None
 
 
 def override_source(task: TaskConfig, **changes: str | None) -> TaskConfig:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from s2sbench.pipeline.records import Item
 from s2sbench.pipeline.sources.rows import (
     DroppedRow,
+    ReadOptions,
     Row,
     RowPolicy,
     read_delimited,
@@ -20,6 +21,7 @@ from s2sbench.pipeline.sources.rows import (
     require_columns,
     source_of,
     source_path,
+    takes_options,
     text_cell,
 )
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
@@ -27,6 +29,11 @@ from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
 LETTERS = ("A", "B", "C", "D")
 
 
+class CmmluOptions(ReadOptions):
+    subjects: list[str] | None = None  # only these subjects (file names without .csv; required for a hub copy)
+
+
+@takes_options(CmmluOptions)
 def load_cmmlu(task: TaskConfig) -> Iterator[Item | DroppedRow]:
     subjects = task.source.options.get("subjects")
     policy = RowPolicy(task)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 from s2sbench.pipeline.records import Item
 from s2sbench.pipeline.sources.rows import (
     DroppedRow,
+    ReadOptions,
     Row,
     RowPolicy,
     join_sentences,
@@ -23,20 +24,22 @@ from s2sbench.pipeline.sources.rows import (
     require_columns,
     source_of,
     source_path,
+    takes_options,
 )
-from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
+from s2sbench.pipeline.tasks import TaskConfig
 
 DEFAULT_COLUMNS: dict[str, Any] = {"id": "id", "context": "context", "candidates": "candidates", "right": "right"}
 
 
+class TableOptions(ReadOptions):
+    # item field -> the source column(s) holding it
+    columns: dict[Literal["id", "context", "candidates", "right"], str | list[str]] = {}
+    labels: list[str | int] | None = None  # the label of each candidate position, when ``right`` is a label
+
+
+@takes_options(TableOptions)
 def load_table(task: TaskConfig) -> Iterator[Item | DroppedRow]:
     options = task.source.options
-    unknown = set(options.get("columns", {})) - set(DEFAULT_COLUMNS)
-    if unknown:
-        raise TaskConfigError(
-            f"{task.path}: key 'source.options.columns': unknown field(s) {', '.join(sorted(unknown))} "
-            f"(known: {', '.join(DEFAULT_COLUMNS)})"
-        )
     columns = {**DEFAULT_COLUMNS, **options.get("columns", {})}
     labels = [str(label) for label in options["labels"]] if "labels" in options else None
     if task.source.hub_id:

@@ -12,12 +12,30 @@ from pathlib import Path
 from typing import Any
 
 from s2sbench.data import DATA_DIR
+from s2sbench.pipeline.languages import sentence_separator
 from s2sbench.pipeline.manifest import ManifestError, iter_json_objects, parse_record
 from s2sbench.pipeline.records import Drop, Item, Reason
+from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
 
-# Languages written without spaces between sentences.
-UNSPACED_LANGUAGES = {"zh", "ja", "my", "th", "yue"}
+
+class ReadOptions(StrictSection):
+    """``source.options`` every table loader takes (each loader's own options add to these)."""
+
+    encoding: str | None = None  # of a local file (default utf-8, with or without a BOM)
+    delimiter: str | None = None  # of a CSV/TSV file (default: tab for .tsv/.tab, else comma)
+    config: str | None = None  # of a hub dataset
+    data_dir: str | None = None  # of a hub dataset that needs a manual download
+
+
+def takes_options(options: type[StrictSection]):
+    """Declare the ``source.options`` a loader takes, so a task file is checked against them when it is read."""
+
+    def declare(loader):
+        loader.options = options
+        return loader
+
+    return declare
 
 
 @dataclass(frozen=True)
@@ -33,15 +51,18 @@ class DroppedRow:
     reason: str
     stage: str = "load"
     item_id: str = ""
+    code: str = ""  # the reason's code when ``reason`` is a sentence (``text_too_long``); else the reason is the code
 
     def to_drop(self, task: str) -> Drop:
         where = self.item_id or f"{self.file}:{self.row}"
+        detail = f"field '{self.field}', {self.file}:{self.row}"
         return Drop(
             id=f"{where}|{self.stage}",
             task=task,
             item_id=where,
             stage=self.stage,
-            reason=Reason(code=self.reason, detail=f"field '{self.field}', {self.file}:{self.row}"),
+            reason=Reason(code=self.code, detail=f"{self.reason}; {detail}") if self.code
+            else Reason(code=self.reason, detail=detail),
         )
 
 
@@ -84,8 +105,7 @@ class RowPolicy:
 
 
 def join_sentences(sentences: list[str], language: str) -> str:
-    separator = "" if language.split("-")[0] in UNSPACED_LANGUAGES else " "
-    return separator.join(sentence.strip() for sentence in sentences)
+    return sentence_separator(language).join(sentence.strip() for sentence in sentences)
 
 
 def source_path(task: TaskConfig, loader: str) -> Path:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from s2sbench.pipeline.records import Item
 from s2sbench.pipeline.sources.rows import (
     DroppedRow,
+    ReadOptions,
     Row,
     RowPolicy,
     join_sentences,
@@ -22,6 +23,7 @@ from s2sbench.pipeline.sources.rows import (
     require_columns,
     source_of,
     source_path,
+    takes_options,
     text_cell,
 )
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
@@ -41,6 +43,7 @@ HUB = {
 }
 
 
+@takes_options(ReadOptions)
 def load_storycloze(task: TaskConfig) -> Iterator[Item | DroppedRow]:
     if task.source.hub_id:
         return story_items(task, read_hub(task.source.hub_id, task.source.split, task.source.options))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from s2sbench.pipeline.records import Item
-from s2sbench.pipeline.sources.rows import DroppedRow, read_hub, read_table, source_path
+from s2sbench.pipeline.sources.rows import DroppedRow, ReadOptions, read_hub, read_table, source_path, takes_options
 from s2sbench.pipeline.sources.storycloze import story_items
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
 
@@ -22,6 +22,11 @@ def release_file_name(language: str, split: str) -> str:
     return f"spring2016.val.{language}.tsv.split_20_80_{split}.tsv"
 
 
+class XStoryClozeOptions(ReadOptions):
+    language: str | None = None  # the release's language (default: the task's)
+
+
+@takes_options(XStoryClozeOptions)
 def load_xstorycloze(task: TaskConfig) -> Iterator[Item | DroppedRow]:
     language = task.source.options.get("language", task.language)
     split = task.source.split or "eval"

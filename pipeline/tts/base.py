@@ -9,20 +9,25 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from s2sbench.pipeline.errors import BackendError
+from s2sbench.pipeline.languages import check_language_code
+from s2sbench.pipeline.schema import StrictSection
 
 
-class SynthesisError(RuntimeError):
+class SynthesisError(BackendError):
     """One text could not be synthesized (the engine ran, the clip did not)."""
 
 
 class Voice(BaseModel):
-    """A voice: which engine speaks, with which model and speaker, in which language."""
+    """A voice: which engine speaks, with which model and speaker, in which language. ``options`` are checked
+    against the engine's :attr:`TTSEngine.Options` when the voice file is read."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
     id: str
     engine: str
@@ -35,6 +40,14 @@ class Voice(BaseModel):
     # "low": listeners (and Whisper) understand it poorly; kept only as an explicitly named voice, flagged in the card
     intelligibility: Literal["normal", "low"] = "normal"
 
+    @field_validator("language")
+    @classmethod
+    def _language_code(cls, value: str) -> str:
+        try:
+            return check_language_code(value, "language")
+        except ValueError as error:
+            raise ValueError(str(error).removeprefix("language: ")) from None
+
 
 @dataclass(frozen=True)
 class Waveform:
@@ -46,6 +59,8 @@ class TTSEngine(abc.ABC):
     """Synthesizes text for the voices of one engine; one instance is reused for many clips."""
 
     name: str = ""
+    #: the ``options`` a voice of this engine may set (None: the engine does not declare them, so they are not checked)
+    Options: ClassVar[type[StrictSection] | None] = None
 
     @abc.abstractmethod
     def model_version(self, voice: Voice) -> str:

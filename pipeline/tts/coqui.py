@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from s2sbench.pipeline.manifest import sha256_file
+from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform
 
 CHECKPOINT_NAMES = ("model.pth", "model_file.pth", "checkpoint.pth", "best_model.pth", "model_file.pth.tar")
@@ -76,8 +77,14 @@ def hub_download_state(model: str) -> str | None:
     return f"coqui model '{model}' is not downloaded yet (Coqui fetches it on first use; needs network)"
 
 
+class CoquiOptions(StrictSection):
+    language: str | None = None  # of a multilingual model (default: the voice's, zh as XTTS's zh-cn)
+    split_sentences: bool = True
+
+
 class CoquiEngine(TTSEngine):
     name = "coqui"
+    Options = CoquiOptions
 
     def __init__(self) -> None:
         self._loaded: dict[str, object] = {}
@@ -123,9 +130,6 @@ class CoquiEngine(TTSEngine):
         return self._loaded[model]
 
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
-        unknown = set(voice.options) - {"language", "split_sentences"}
-        if unknown:
-            raise SynthesisError(f"voice '{voice.id}': unknown coqui options {sorted(unknown)}")
         with self._lock:
             return self._synthesize_locked(text, voice, seed)
 

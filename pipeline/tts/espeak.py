@@ -13,7 +13,9 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+from pydantic import Field
 
+from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform
 
 # Full-width punctuation -> ASCII, so espeak-ng pauses at it instead of spelling it out.
@@ -62,11 +64,18 @@ def _check_voice_name(voice: Voice) -> str:
     return name
 
 
+class EspeakOptions(StrictSection):
+    pinyin: bool = False  # read Hanzi as numbered pinyin (with the cmn-latn-pinyin voice)
+    speed_wpm: int | None = Field(default=None, ge=80, le=450)  # espeak-ng's -s (its default 175)
+    pitch: int | None = Field(default=None, ge=0, le=99)
+
+
 class EspeakEngine(TTSEngine):
     """``voice.model`` is an espeak-ng voice name (``en-us``, ``cmn-latn-pinyin``); options: ``pinyin`` (bool),
     ``speed_wpm`` (int), ``pitch`` (0-99). The seed has no effect: espeak-ng has no randomness."""
 
     name = "espeak-ng"
+    Options = EspeakOptions
 
     def model_version(self, voice: Voice) -> str:
         return f"{_version()};voice={voice.model or 'en-us'}"

@@ -20,12 +20,19 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+from pydantic import Field
 
 from s2sbench.pipeline.manifest import sha256_file
+from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors
 from s2sbench.pipeline.tts.seeded_noise import NOISE_INPUT, NOISE_VERSION, call_offset, seed_random_nodes
 
-SYNTHESIS_OPTIONS = {"speaker_id", "length_scale", "noise_scale", "noise_w_scale"}
+
+class PiperOptions(StrictSection):
+    speaker_id: int | None = Field(default=None, ge=0)  # of a multi-speaker voice (or give it as ``voice.speaker``)
+    length_scale: float | None = Field(default=None, gt=0)  # > 1 speaks slower
+    noise_scale: float | None = Field(default=None, ge=0)
+    noise_w_scale: float | None = Field(default=None, ge=0)
 
 
 def resolve_model(model: str) -> Path:
@@ -78,6 +85,7 @@ class PiperEngine(TTSEngine):
     ``noise_scale``, ``noise_w_scale``."""
 
     name = "piper"
+    Options = PiperOptions
 
     def __init__(self) -> None:
         self._loaded: dict[Path, object] = {}
@@ -114,9 +122,6 @@ class PiperEngine(TTSEngine):
         return self._loaded[path]
 
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
-        unknown = set(voice.options) - SYNTHESIS_OPTIONS
-        if unknown:
-            raise SynthesisError(f"voice '{voice.id}': unknown piper options {sorted(unknown)}")
         piper_voice = self._voice(resolve_model(voice.model))
         config = piper_voice.config
         scales = np.array([

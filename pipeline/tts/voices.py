@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from s2sbench.data import DATA_DIR
+from s2sbench.pipeline.errors import ConfigError, unknown_name
 from s2sbench.pipeline.manifest import load_yaml
+from s2sbench.pipeline.schema import validate
 from s2sbench.pipeline.tts import ENGINES
 from s2sbench.pipeline.tts.base import Voice
 
@@ -21,7 +21,7 @@ VOICES_DIR = DATA_DIR / "voices"
 VOICES_ENV = "S2SBENCH_VOICES"
 
 
-class VoiceConfigError(ValueError):
+class VoiceConfigError(ConfigError):
     """A voice file that cannot be used; the message names the file, the entry and the key."""
 
 
@@ -48,14 +48,10 @@ def _read_file(path: Path) -> list[Voice]:
         where = f"{path}: voice {index}" + (f" ('{entry['id']}')" if isinstance(entry, dict) and "id" in entry else "")
         if not isinstance(entry, dict):
             raise VoiceConfigError(f"{where}: expected a mapping")
-        try:
-            voice = Voice.model_validate(entry)
-        except ValidationError as error:
-            first = error.errors()[0]
-            key = ".".join(str(part) for part in first["loc"]) or "<entry>"
-            raise VoiceConfigError(f"{where}: key '{key}': {first['msg']}") from None
-        if voice.engine not in ENGINES:
-            raise VoiceConfigError(f"{where}: key 'engine': unknown engine '{voice.engine}' (known: {', '.join(sorted(ENGINES))})")
+        voice = validate(Voice, entry, where, VoiceConfigError)
+        engine = ENGINES.get(voice.engine, f"{where}: key 'engine'")
+        if engine.Options is not None:
+            validate(engine.Options, voice.options, where, VoiceConfigError, prefix="options")
         voices.append(voice.model_copy(update={
             "model": _resolve(voice.model, path.parent), "speaker": _resolve(voice.speaker, path.parent),
         }))
@@ -74,8 +70,11 @@ def load_voices(paths: list[Path] | None = None) -> dict[str, Voice]:
     return voices
 
 
-def get_voice(voice_id: str, paths: list[Path] | None = None) -> Voice:
+def get_voice(voice_id: str, paths: list[Path] | None = None, where: str = "") -> Voice:
+    """The voice ``voice_id``; ``where`` (a task file's key) prefixes the error of an unknown one."""
     voices = load_voices(paths)
     if voice_id not in voices:
-        raise VoiceConfigError(f"unknown voice '{voice_id}' (known: {', '.join(sorted(voices)) or 'none'})")
+        prefix = f"{where}: " if where else ""
+        raise VoiceConfigError(prefix + unknown_name("voice", voice_id, sorted(voices),
+                                                     f"; voices are defined in {VOICES_DIR} and ${VOICES_ENV}"))
     return voices[voice_id]

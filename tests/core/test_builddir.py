@@ -39,7 +39,7 @@ def test_role_and_reason_are_records_not_strings_to_split():
     for bad in ("candidate", "candidate:x", "candidate:01", "speaker"):
         with pytest.raises(ValueError, match="neither 'context' nor 'candidate:K'"):
             Role(bad)
-    reason = Reason.parse("error_rate: wer 0.400 > 0.15")
+    reason = Reason(code="error_rate", detail="wer 0.400 > 0.15")
     assert (reason.code, reason.detail, str(reason)) == ("error_rate", "wer 0.400 > 0.15", "error_rate: wer 0.400 > 0.15")
 
 
@@ -68,7 +68,7 @@ def test_two_builds_into_one_folder_the_second_is_refused_at_once(tiny_task, tmp
     out = tmp_path / "build"
     with BuildDir(out).lock():  # a build in progress
         started = time.monotonic()
-        assert main(["build", str(tiny_task), "--out", str(out)]) == 2
+        assert main(["build", str(tiny_task), "--out", str(out)]) == 5  # an environment fault: wait, or elsewhere
     assert time.monotonic() - started < 60, "refused before any orchestration or synthesis"
     assert "is in use by s2sbench pid" in capsys.readouterr().err
 
@@ -82,8 +82,8 @@ def test_resume_with_other_inputs_is_refused_with_what_changed_and_rebuild_start
         run_build([load_task(tiny_task)], out, store_root=store, limit=1, shard_size=2)
     source = tmp_path / "story.jsonl"
     source.write_text(source.read_text(encoding="utf-8").replace("park", "beach"), encoding="utf-8")
-    # the CLI says so before Prefect starts: exit 2, one message naming the source file
-    assert main(["build", str(tiny_task), "--out", str(out), "--store", str(store)]) == 2
+    # the CLI says so before Prefect starts: exit 3 (data), one message naming the source file
+    assert main(["build", str(tiny_task), "--out", str(out), "--store", str(store)]) == 3
     err = capsys.readouterr().err
     assert "was built from other inputs" in err and "task tiny: source file (the file):" in err and "Traceback" not in err
     rebuilt = run_build([load_task(tiny_task)], out, store_root=store, rebuild=True)

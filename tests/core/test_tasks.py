@@ -1,5 +1,6 @@
 import pytest
 
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.sources import load_items
 from s2sbench.pipeline.tasks import TaskConfigError, load_task, task_names
 
@@ -20,5 +21,7 @@ def test_config_error_names_file_and_key(tmp_path):
     path.write_text("name: x\nlanguage: en\nsource: {loader: jsonl}\nvoices: []\n", encoding="utf-8")
     with pytest.raises(TaskConfigError, match=r"bad.yaml: key 'voices'"):
         load_task(path)
-    with pytest.raises(TaskConfigError, match="unknown task 'nope'"):
+    with pytest.raises(ConfigError, match="unknown task 'nope'"):
         load_task("nope")
+    with pytest.raises(ConfigError, match="unknown task 'demo-stories-em' .*did you mean 'demo-stories-en'"):
+        load_task("demo-stories-em")

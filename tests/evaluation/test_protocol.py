@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from s2sbench.evaluation.models.base import Audio
-from s2sbench.evaluation.protocol import EvalItem, ProtocolError, build_requests, mode_slug, text_context_parts
+from s2sbench.evaluation.protocol import EvalItem, ProtocolError, build_requests, mode_slug
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.tasks import Templates, load_task
+from s2sbench.pipeline.templates import TemplateError, text_context_parts
 
 EN = load_task("demo-stories-en").templates
 ZH = load_task("demo-stories-zh").templates
@@ -48,9 +51,12 @@ def test_missing_audio_and_bad_templates_are_errors():
         build_requests(item(candidate_audio=None), EN, "S->S")
     with pytest.raises(ProtocolError, match="item 'i1'.*needs context audio"):
         build_requests(item(context_audio=None), EN, "S->T")
-    with pytest.raises(ProtocolError, match="must end with"):
+    with pytest.raises(TemplateError, match="must end with"):
         text_context_parts("{context} {continuation}.", "x")
-    with pytest.raises(ProtocolError, match="no <audio>"):
-        build_requests(item(), Templates(speech_context="Listen: {continuation}"), "S->T")
-    with pytest.raises(ProtocolError, match=r"unknown mode 'S2T' \(known: T->T, S->T, S->S, T->S\)"):
+    # a template is checked when the task is read, not when the first item is scored
+    with pytest.raises(ValidationError, match="no <audio>"):
+        Templates(speech_context="Listen: {continuation}")
+    with pytest.raises(ValidationError, match=r"\{foo\} is not a placeholder of text_context \(known: \{context\}"):
+        Templates(text_context="{context} {foo} {continuation}")
+    with pytest.raises(ConfigError, match=r"unknown mode 'S2T' \(known: T->T, S->T, S->S, T->S\)"):
         mode_slug("S2T")

@@ -15,6 +15,7 @@ from s2sbench.evaluation.run import EvalOptions
 from s2sbench.evaluation.stats import BootstrapOptions
 from s2sbench.evaluation.sweep import find_checkpoints, sweep
 from s2sbench.flows.cli import main
+from s2sbench.pipeline.errors import ConfigError
 
 from ..prefect_runs import recorded_run
 
@@ -31,7 +32,7 @@ def test_step_pattern(tmp_path):
     assert [c.step for c in find_checkpoints(str(tmp_path / "run3-*"), r"step-(\d+)")] == [5]
     with pytest.raises(ValueError, match="cannot read a step from 'run3-step-5'"):
         find_checkpoints(str(tmp_path / "run3-*"), r"ckpt_(\d+)")
-    with pytest.raises(FileNotFoundError, match="no checkpoint matches"):
+    with pytest.raises(ConfigError, match="no checkpoint matches"):
         find_checkpoints(str(tmp_path / "nothing_*"))
 
 

@@ -11,7 +11,7 @@ def test_flow_finishes_when_a_backend_fails_on_some_clips(prefect_harness, story
 
     from .flaky_engine import BoatRefusingEspeak
 
-    monkeypatch.setitem(tts.ENGINES, "flaky-espeak", "tests.flows.flaky_engine:BoatRefusingEspeak")
+    monkeypatch.setitem(tts.ENGINES.added, "flaky-espeak", "tests.flows.flaky_engine:BoatRefusingEspeak")
     voices = tmp_path / "voices.yaml"
     voices.write_text("- {id: flaky-en, engine: flaky-espeak, language: en, model: en-us}\n", encoding="utf-8")
     monkeypatch.setenv("S2SBENCH_VOICES", str(voices))

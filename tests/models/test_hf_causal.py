@@ -88,10 +88,12 @@ def test_registry_errors_and_listing():
 def test_third_party_adapter_through_entry_point(monkeypatch, tiny_gpt2_dir):
     from importlib.metadata import EntryPoint
 
-    import s2sbench.evaluation.models as registry
+    import s2sbench.evaluation.models as models
+    import s2sbench.pipeline.registry as registry
 
-    point = EntryPoint("my-lm", "s2sbench.evaluation.models.hf_causal:HFCausalAdapter", registry.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(registry, "entry_points", lambda group: [point] if group == registry.ENTRY_POINT_GROUP else [])
+    point = EntryPoint("my-lm", "s2sbench.evaluation.models.hf_causal:HFCausalAdapter", models.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(registry, "entry_points", lambda group: [point] if group == models.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(registry, "_PLUGINS", {})  # read again, through the patched lookup
     assert "my-lm" in {info.name for info in list_adapters()}
     adapter = get_adapter("my-lm", model=str(tiny_gpt2_dir))
     assert adapter.loglikelihood(requests()[:1])[0].sum_logprob < 0

@@ -15,7 +15,7 @@ from .paper_helpers import char_tokenizer, clip, tiny_llama
 
 from s2sbench.evaluation.models import get_adapter
 from s2sbench.evaluation.protocol import EvalItem, build_requests
-from s2sbench.pipeline.audio import read_wav
+from s2sbench.pipeline.audio import decode_audio
 from s2sbench.pipeline.tasks import Templates
 
 START, END = "<audio_start_baichuan>", "<audio_end_baichuan>"
@@ -56,7 +56,7 @@ def test_speech_prompt_names_the_written_clip_and_scores_the_continuation(adapte
     encoded = [adapter.encode(request) for request in requests]
     [prompt] = list(adapter._prefixes)  # the context is processed once for both candidates
     assert prompt.startswith(INSTRUCTION + START) and prompt.endswith(END)
-    samples, rate = read_wav(Path(json.loads(prompt[len(INSTRUCTION + START) : -len(END)])["path"]))
+    samples, rate = decode_audio(Path(json.loads(prompt[len(INSTRUCTION + START) : -len(END)])["path"]), "prompt clip")
     assert rate == 16000 and np.allclose(samples, ITEM.context_audio.samples, atol=1 / 32767)
     assert encoded[0].prefix_ids == encoded[1].prefix_ids
     assert int(encoded[0].prefix_inputs["encoder_length"][0]) == 700 // 80

@@ -10,6 +10,7 @@ from .paper_helpers import char_tokenizer, clip, fbank_projector, plain_scores
 from s2sbench.evaluation.models.freeze_omni import CHAT_PREFIX, FreezeOmniAdapter, freeze_omni
 from s2sbench.evaluation.models.remote_code import RemoteCodeRefused
 from s2sbench.evaluation.protocol import EvalItem, build_requests
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.tasks import Templates
 
 ITEM = EvalItem(item_id="q1", task="scmmlu", language="zh", voice="v", context="他们去了音乐会。",
@@ -69,7 +70,7 @@ def test_text_to_text_puts_the_context_where_the_audio_goes(adapter):
 def test_loading_needs_the_remote_code_flag(tmp_path):
     with pytest.raises(RemoteCodeRefused):
         freeze_omni(tmp_path, llm=tmp_path, repo=tmp_path)
-    with pytest.raises(FileNotFoundError, match="not a Freeze-Omni checkout"):
+    with pytest.raises(ConfigError, match="not a Freeze-Omni checkout"):
         freeze_omni(tmp_path, llm=tmp_path, repo=tmp_path, trust_remote_code=True)
 
 

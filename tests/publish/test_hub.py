@@ -9,6 +9,7 @@ from ..real_build import CHOICE_TASK, STORY_TASK
 from .conftest import FAKE_TOKEN
 
 from s2sbench.pipeline.builddir import BuildDir
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.publish.hub import PublishError, RetryPolicy, publish_build, stage_repo, upload_repo, verify_upload
 
 FAST = RetryPolicy(attempts=4, base_delay_s=0.01, max_delay_s=0.05)
@@ -43,7 +44,7 @@ def test_staging_is_deterministic_and_laid_out_per_task(build_dir, tmp_path):
 def test_staging_refuses_a_folder_in_use(build_dir, tmp_path):
     (tmp_path / "used").mkdir()
     (tmp_path / "used" / "notes.txt").write_text("mine")
-    with pytest.raises(PublishError, match="not empty"):
+    with pytest.raises(ConfigError, match="not empty"):
         stage_repo(build_dir, tmp_path / "used", "org/demo")
 
 

@@ -12,6 +12,7 @@ from ..original_rules import dispatch, inference_inputs, read_jsonl, story_summa
 
 from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.dataset import iter_rows, undecoded
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.publish.hub import stage_repo
 from s2sbench.pipeline.publish.original import OriginalLayoutError, export_original, find_sets, import_original
 from s2sbench.pipeline.records import UnsafeNameError
@@ -166,5 +167,5 @@ def test_broken_pairs_and_answers_name_file_and_line(tmp_path):
     bad_answer.write_text('{"uttid": "0_q", "first": "x", "A": "a", "B": "b", "C": "c", "D": "d", "answer": "E"}\n')
     with pytest.raises(OriginalLayoutError, match=r"choice.jsonl:1: field 'answer'"):
         import_original(find_sets(bad_answer, audio_dir=tmp_path / "audio", language="zh"), tmp_path / "out")
-    with pytest.raises(OriginalLayoutError, match="--audio-dir"):
+    with pytest.raises(ConfigError, match="--audio-dir"):
         find_sets(bad_answer)

@@ -35,13 +35,13 @@ def test_build_only_report(build_dir, clip_store, tmp_path):
     assert "id='build'" in html and "id='summary'" not in html
 
 
-def test_bad_input_exits_2_without_traceback(tmp_path, capsys):
+def test_bad_input_exits_with_its_kind_without_traceback(tmp_path, capsys):
     assert main(["report", "--out", str(tmp_path / "r.html")]) == 2
-    assert "error: nothing to report" in capsys.readouterr().err
-    assert main(["report", str(tmp_path / "missing"), "--out", str(tmp_path / "r.html")]) == 2
+    assert "config error: nothing to report" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "missing"), "--out", str(tmp_path / "r.html")]) == 3
     err = capsys.readouterr().err
     assert "missing: expected a results.json" in err and "Traceback" not in err
-    assert main(["report", "--build", str(tmp_path), "--out", str(tmp_path / "r.html")]) == 2
+    assert main(["report", "--build", str(tmp_path), "--out", str(tmp_path / "r.html")]) == 3
     assert "build_report.json: not found" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
 

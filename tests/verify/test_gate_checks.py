@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from s2sbench.pipeline.records import Reason
 from s2sbench.pipeline.tasks import GateConfig, SpeechRate
 from s2sbench.pipeline.verify import (
     longest_internal_silence_s,
@@ -37,7 +38,7 @@ def test_long_internal_silence_is_rejected_but_edges_are_not():
     gate = GateConfig()
     gapped = np.concatenate([tone(1.5), silence(2.0), tone(1.5)])
     padded = np.concatenate([silence(3.0), tone(3.0), silence(3.0)])
-    assert [r.split(":")[0] for r in signal_reasons(gapped, 10, "wer", gate, "en")] == ["long_silence"]
+    assert [r.code for r in signal_reasons(gapped, 10, "wer", gate, "en")] == ["long_silence"]
     assert signal_reasons(padded, 10, "wer", gate, "en") == []
 
 
@@ -46,15 +47,15 @@ def test_speech_rate_bounds_per_language_with_a_default():
     two_seconds = tone(2.0)
     assert signal_reasons(two_seconds, 6, "wer", gate, "en") == []  # 3 words/s
     too_fast = signal_reasons(two_seconds, 20, "wer", gate, "en")  # 10 words/s
-    assert too_fast and too_fast[0].startswith("speech_rate: 10.00 words/s")
-    assert signal_reasons(two_seconds, 1, "wer", gate, "en")[0].startswith("speech_rate: 0.50 words/s")
+    assert too_fast and str(too_fast[0]).startswith("speech_rate: 10.00 words/s")
+    assert str(signal_reasons(two_seconds, 1, "wer", gate, "en")[0]).startswith("speech_rate: 0.50 words/s")
     # a language without bounds in the gate falls back to the built-in default bounds
     assert signal_reasons(two_seconds, 8, "cer", gate, "zh") == []
 
 
 def test_no_speech():
     reasons = signal_reasons(silence(1.0), 5, "wer", GateConfig(), "en")
-    assert reasons[0].startswith("no_speech")
+    assert reasons[0].code == "no_speech"
 
 
 def test_longest_repeat():
@@ -67,7 +68,7 @@ def test_looping_transcript_is_a_hallucination_unless_the_reference_loops_too():
     gate = GateConfig(max_error_rate=1.0, max_length_ratio=10)
     loop = score_normalized("thank you for watching", "thank you thank you thank you thank you for watching", "wer")
     reasons = transcript_reasons(loop, gate)
-    assert "repeated_ngram: 'thank you' x4" in reasons
+    assert Reason(code="repeated_ngram", detail="'thank you' x4") in reasons
     echo = score_normalized("no no no no no", "no no no no no", "wer")
     assert transcript_reasons(echo, gate) == []
 
@@ -75,7 +76,7 @@ def test_looping_transcript_is_a_hallucination_unless_the_reference_loops_too():
 def test_transcript_much_longer_than_the_reference():
     gate = GateConfig(max_error_rate=1.0)
     long = score_normalized("the end", "the end of the story was sad", "wer")
-    assert "too_long: transcript 3.50x the reference length > 1.5" in transcript_reasons(long, gate)
+    assert "too_long: transcript 3.50x the reference length > 1.5" in map(str, transcript_reasons(long, gate))
 
 
 def test_error_rate_threshold_is_strictly_greater():
@@ -83,4 +84,4 @@ def test_error_rate_threshold_is_strictly_greater():
     at_limit = score_normalized("a b c d", "a b c x", "wer")
     over = score_normalized("a b c d", "a b x x", "wer")
     assert transcript_reasons(at_limit, gate) == []
-    assert transcript_reasons(over, gate) == ["error_rate: wer 0.500 > 0.25"]
+    assert transcript_reasons(over, gate) == [Reason(code="error_rate", detail="wer 0.500 > 0.25")]

@@ -3,7 +3,8 @@
 import jiwer
 import pytest
 
-from s2sbench.pipeline.verify import error_rate, metric_for, normalize, score_normalized
+from s2sbench.pipeline.languages import error_metric
+from s2sbench.pipeline.verify import error_rate, normalize, score_normalized
 
 
 @pytest.mark.parametrize(
@@ -20,7 +21,7 @@ def test_english_normalizer_forgives_numbers_spelling_and_case(reference, hypoth
 def test_chinese_is_cer_after_simplification_and_punctuation():
     score = error_rate("我們學習漢語。", "我们 学习汉语", "zh")
     assert (score.metric, score.rate, score.reference, score.hypothesis) == ("cer", 0.0, "我们学习汉语", "我们学习汉语")
-    assert metric_for("ja") == "cer" and metric_for("zh-CN") == "cer" and metric_for("de") == "wer"
+    assert error_metric("ja") == "cer" and error_metric("zh-CN") == "cer" and error_metric("de") == "wer"
 
 
 def test_other_languages_use_the_basic_normalizer():
