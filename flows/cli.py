@@ -3,36 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import sys
 
 from s2sbench import __version__
 from s2sbench.flows.commands import COMMAND_MODULES
+from s2sbench.pipeline.errors import INTERRUPTED_EXIT_CODE, ConfigError, S2SBenchError, environment_fault
 
 
-class CommandError(RuntimeError):
-    """A user-facing failure: printed without a traceback (unless --debug), exit code 2."""
-
-
-def user_error_types() -> tuple[type[BaseException], ...]:
-    """Errors caused by input, configuration or an unavailable model: printed in one line, exit code 2.
-
-    Anything else is a bug and keeps its traceback (exit code 1)."""
-    from s2sbench.evaluation.models.base import AdapterError
-    from s2sbench.flows.server import ServerError
-    from s2sbench.pipeline.asr.base import TranscriptionError
-    from s2sbench.pipeline.tts.base import SynthesisError
-
-    types: list[type[BaseException]] = [CommandError, ValueError, FileNotFoundError, AdapterError, SynthesisError, TranscriptionError,
-                                         ServerError]
-    try:
-        from s2sbench.pipeline.publish.hub import PublishError
-    except ImportError:  # huggingface_hub missing: publishing is unavailable, the rest still works
-        pass
-    else:
-        types.append(PublishError)
-    return tuple(types)
+class CommandError(ConfigError):
+    """A command-line option that cannot be used: printed without a traceback (unless --debug), exit code 2."""
 
 
 EPILOG = """examples:
@@ -43,7 +25,9 @@ EPILOG = """examples:
   s2sbench publish build/ --repo-id my-org/my-set --dry-run
   s2sbench tasks; s2sbench voices; s2sbench models
 
-exit codes: 0 success, 2 bad input or configuration (one-line error; --debug shows the traceback), 1 a bug, 130 interrupted
+exit codes: 0 success; 2 configuration (task/voice file, option), 3 data (source, build or results folder),
+4 backend (a TTS, ASR or model failed), 5 environment (disk full, read-only folder, missing program, folder in use):
+each a one-line error naming file, row and field (--debug shows the traceback); 1 a bug; 130 interrupted
 """
 
 
@@ -88,23 +72,71 @@ def run_handler(args: argparse.Namespace) -> int:
         return int(args.handler(args) or 0)
 
 
-def main(argv: list[str] | None = None) -> int:
+def user_error(error: BaseException) -> S2SBenchError | None:
+    """The :class:`S2SBenchError` ``error`` is or stands for (an OSError of a full disk, a read-only folder, ...),
+    or None for a bug."""
+    if isinstance(error, S2SBenchError):
+        return error
+    if isinstance(error, OSError):
+        return environment_fault(error)
+    return None
+
+
+class _QuietUserErrors:
+    """A log record factory that drops the traceback from records about user errors and interrupts: Prefect logs
+    every failed flow and task with its traceback, which for a config error is noise (``--debug`` keeps them)."""
+
+    def __init__(self, factory):
+        self.factory = factory
+
+    def __call__(self, *args, **kwargs):
+        record = self.factory(*args, **kwargs)
+        if record.exc_info and (isinstance(record.exc_info[1], KeyboardInterrupt) or user_error(record.exc_info[1])):
+            record.exc_info, record.exc_text = None, None
+        return record
+
+
+@contextlib.contextmanager
+def _quiet_user_errors(debug: bool):
+    if debug:
+        yield
+        return
+    factory = logging.getLogRecordFactory()
+    logging.setLogRecordFactory(_QuietUserErrors(factory))
+    try:
+        yield
+    finally:
+        logging.setLogRecordFactory(factory)
+
+
+def main(argv: list[str] | None = None, *, hard_exit: bool | None = None) -> int:
+    """Run one command; returns its exit code. ``hard_exit`` (default: when run as the console script, without
+    ``argv``) lets a signal end the process if the command does not end by itself (see
+    :mod:`s2sbench.flows.interrupts`)."""
+    from s2sbench.flows.interrupts import interrupt_handling
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help, --version, or a usage error (printed by argparse, exit code 2)
+        return int(done.code or 0)
     if args.command is None:
         parser.print_help()
-        return 2
+        return ConfigError.exit_code
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        return run_handler(args)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except Exception as error:  # re-raised unless it is an error the user can act on
-        if args.debug or not isinstance(error, user_error_types()):
+        with interrupt_handling(argv is None if hard_exit is None else hard_exit), _quiet_user_errors(args.debug):
+            return run_handler(args)
+    except KeyboardInterrupt as interrupt:
+        print(f"s2sbench {args.command}: interrupted ({interrupt or 'SIGINT'}); run the command again to resume",
+              file=sys.stderr)
+        return INTERRUPTED_EXIT_CODE
+    except Exception as error:  # re-raised (a bug: traceback, exit code 1) unless the user can act on it
+        known = user_error(error)
+        if args.debug or known is None:
             raise
-        print(f"s2sbench {args.command}: error: {error}", file=sys.stderr)
-        return 2
+        print(f"s2sbench {args.command}: {known.kind} error: {known}", file=sys.stderr)
+        return known.exit_code
 
 
 if __name__ == "__main__":

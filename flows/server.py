@@ -33,6 +33,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from s2sbench.pipeline.errors import EnvironmentFault
+
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 4200  # Prefect's own default, so `prefect` commands find the UI where they expect it
 STATE_FILE = "s2sbench-server.json"
@@ -44,7 +46,7 @@ SERVER_ENVIRONMENT = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT__SER
 PR_SET_PDEATHSIG = 1
 
 
-class ServerError(RuntimeError):
+class ServerError(EnvironmentFault):
     """A Prefect server could not be started, reached or stopped."""
 
 

@@ -5,6 +5,26 @@
 import argparse
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1 (``--limit 0`` or ``--limit -3`` is a usage error, exit code 2)."""
+    return _bounded_int(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: a whole number >= 0."""
+    return _bounded_int(text, 0)
+
+
+def _bounded_int(text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+    return value
+
+
 def add_command(subparsers: argparse._SubParsersAction, name: str, **options) -> argparse.ArgumentParser:
     """A sub-command parser whose epilog (its examples) keeps its line breaks in ``--help``."""
     return subparsers.add_parser(name, formatter_class=argparse.RawDescriptionHelpFormatter, **options)

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from s2sbench.flows.commands import add_command
+from s2sbench.flows.commands import add_command, positive_int
 from s2sbench.flows.runners import add_runner_arguments, make_task_runner
 
 EXAMPLES = """examples:
@@ -31,8 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("tasks", nargs="+", metavar="TASK", help="task name from `s2sbench tasks` or a task YAML path")
     parser.add_argument("--out", required=True, type=Path, help="build directory (re-running resumes it)")
-    parser.add_argument("--limit", type=int, help="use only the first N items of each task")
-    parser.add_argument("--shard-size", type=int, default=8, help="items per shard (unit of work and of resume)")
+    parser.add_argument("--limit", type=positive_int, help="use only the first N items of each task")
+    parser.add_argument("--shard-size", type=positive_int, default=8, help="items per shard (unit of work and of resume)")
     parser.add_argument("--store", type=Path, help="clip store (default: $S2SBENCH_CLIP_STORE or ~/.cache/s2sbench/clips)")
     parser.add_argument("--seed", type=int, default=0, help="first synthesis seed; retries use the next ones")
     parser.add_argument("--rebuild", action="store_true", help="discard this folder's earlier build and start over")

@@ -7,7 +7,7 @@ import shutil
 import time
 from pathlib import Path
 
-from s2sbench.flows.commands import add_command
+from s2sbench.flows.commands import add_command, positive_int
 
 EXAMPLES = """examples:
   s2sbench demo --out demo-out
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EXAMPLES,
     )
     parser.add_argument("--out", type=Path, default=Path("demo-out"), help="output folder, made fresh (default: demo-out)")
-    parser.add_argument("--limit", type=int, help="use only the first N items of each demo task")
+    parser.add_argument("--limit", type=positive_int, help="use only the first N items of each demo task")
     parser.add_argument("--keep", action="store_true", help="resume into an existing --out instead of starting fresh")
     parser.set_defaults(handler=run, runs_flow=True)
 

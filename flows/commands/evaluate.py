@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from s2sbench.flows.commands import add_command
+from s2sbench.flows.commands import add_command, positive_int
 
 EXAMPLES = """examples:
   s2sbench eval --dataset build/ --model smollm2 --out results/
@@ -54,9 +54,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--checkpoint-arg", default="model", help="adapter option receiving each checkpoint path")
     parser.add_argument("--task-file", action="append", default=[], type=Path, metavar="YAML",
                         help="task config for a task not in the registry (repeatable)")  # fmt: skip
-    parser.add_argument("--bootstrap", type=int, default=2000, metavar="N", help="bootstrap resamples (default 2000)")
+    parser.add_argument("--bootstrap", type=positive_int, default=2000, metavar="N", help="bootstrap resamples (default 2000)")
     parser.add_argument("--seed", type=int, help="bootstrap seed (default: fixed)")
-    parser.add_argument("--requests-per-call", type=int, default=64, metavar="N",
+    parser.add_argument("--requests-per-call", type=positive_int, default=64, metavar="N",
                         help="requests handed to the model at once; scores are saved after each call (default 64); "
                         "the model's own batch size is a --model-arg, e.g. batch_size=8")  # fmt: skip
     parser.set_defaults(handler=run, runs_flow=True)

@@ -9,7 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
-from s2sbench.flows.commands import add_command
+from s2sbench.flows.commands import add_command, positive_int
 
 EXAMPLES = """examples:
   s2sbench items demo-scmmlu-zh --out items.jsonl
@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("task", metavar="TASK", help="task name from `s2sbench tasks` or a task YAML path")
     parser.add_argument("--out", required=True, type=Path, help="item manifest to write (JSONL)")
-    parser.add_argument("--limit", type=int, help="keep only the first N items")
+    parser.add_argument("--limit", type=positive_int, help="keep only the first N items")
     parser.add_argument("--source-path", help="read the source from this file or folder instead of source.path")
     parser.add_argument("--hub-id", help="read the source from this hub dataset instead")
     parser.add_argument("--split", help="override source.split")
@@ -54,4 +54,5 @@ def run(args: argparse.Namespace) -> int:
     write_json(out.with_suffix(".report.json"), report)
     print(json.dumps(report, ensure_ascii=False, indent=2))
     print(f"{len(result.items)} items -> {out}; {len(result.drops)} dropped -> {out.with_suffix('.drops.jsonl')}")
+    result.require_items()  # written first, so the drops say why nothing was kept
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from s2sbench.flows.commands import add_command
+from s2sbench.flows.commands import add_command, positive_int
 
 DRY_RUN_DEFAULT = Path("hub-repo")  # the build directory's hub-repo/ (BuildDir.hub_repo_dir)
 
@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "files' source.licence or the loaders' known licences)")
     parser.add_argument("--default-config", metavar="NAME", help="the config `load_dataset(repo)` opens (default: "
                         "the build's, its first task)")
-    parser.add_argument("--attempts", type=int, default=5, help="tries per step on transient HTTP errors (default 5)")
+    parser.add_argument("--attempts", type=positive_int, default=5, help="tries per step on transient HTTP errors (default 5)")
     parser.add_argument("--no-verify", action="store_true", help="skip loading the dataset back after the upload")
     parser.set_defaults(handler=run, runs_flow=True)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from s2sbench.flows.commands import add_command
+from s2sbench.flows.commands import add_command, non_negative_int
 
 EXAMPLES = """examples:
   s2sbench report eval/ --build build/ --out report.html
@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write the summary as markdown")
     parser.add_argument("--csv", type=Path, metavar="FILE", help="also write the summary table as CSV")
     parser.add_argument("--normalization", choices=NORMALIZATIONS, default="token", help="score normalization shown")
-    parser.add_argument("--samples", type=int, default=6, metavar="N",
+    parser.add_argument("--samples", type=non_negative_int, default=6, metavar="N",
                         help="kept and rejected clips embedded, each (default 6)")  # fmt: skip
     parser.add_argument("--store", type=Path, metavar="DIR", help="clip store the build used")
     parser.add_argument("--title", default="s2sbench report", help="report title")
@@ -48,20 +48,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from s2sbench.evaluation.report.browser import BrowserError
-    from s2sbench.flows.cli import CommandError
     from s2sbench.flows.report import report_flow
 
     def text(path: Path | None) -> str | None:
         return str(path) if path is not None else None
 
-    try:
-        report_flow(results=[str(path) for path in args.results], out=str(args.out), build_dir=text(args.build),
-                    store=text(args.store), markdown=text(args.markdown), csv=text(args.csv),
-                    normalization=args.normalization, samples=args.samples, title=args.title,
-                    screenshot=text(args.screenshot))  # fmt: skip
-    except BrowserError as error:
-        raise CommandError(str(error)) from None
+    report_flow(results=[str(path) for path in args.results], out=str(args.out), build_dir=text(args.build),
+                store=text(args.store), markdown=text(args.markdown), csv=text(args.csv),
+                normalization=args.normalization, samples=args.samples, title=args.title,
+                screenshot=text(args.screenshot))  # fmt: skip
     print(f"report: {args.out}")
     for label, path in (("markdown", args.markdown), ("csv", args.csv), ("screenshot", args.screenshot)):
         if path:

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from s2sbench.flows.commands import add_command
+from s2sbench.flows.commands import add_command, positive_int
 
 EXAMPLES = """examples:
   s2sbench verify build/
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--model", default="tiny.en", help="model name, CTranslate2 directory or .pt checkpoint")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--compute-type", help="int8 or float32 on CPU (faster-whisper), float16 on CUDA")
-    parser.add_argument("--batch-size", type=int, default=8, help="clips decoded together")
+    parser.add_argument("--batch-size", type=positive_int, default=8, help="clips decoded together")
     parser.add_argument("--store", type=Path, help="clip store the build used (default: the build's, else $S2SBENCH_CLIP_STORE)")
     parser.add_argument("--out", type=Path, help="where to write the new audit (default: DIR/reverify/<model>)")
     parser.set_defaults(handler=run, runs_flow=True)

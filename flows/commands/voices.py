@@ -47,6 +47,7 @@ def _check(voice, allow_download: bool, out_dir: str | None) -> tuple[str, str]:
     import time
 
     from s2sbench.pipeline.audio import AudioSettings, postprocess, wav_bytes
+    from s2sbench.pipeline.languages import base_language
     from s2sbench.pipeline.manifest import atomic_write_bytes
     from s2sbench.pipeline.normalize import normalize_for_tts
     from s2sbench.pipeline.tts import get_engine
@@ -56,7 +57,7 @@ def _check(voice, allow_download: bool, out_dir: str | None) -> tuple[str, str]:
     missing = engine.missing(voice)
     if missing and not allow_download:
         return "missing", missing
-    text = normalize_for_tts(TEST_SENTENCES.get(voice.language.split("-")[0], FALLBACK_SENTENCE), voice.language)
+    text = normalize_for_tts(TEST_SENTENCES.get(base_language(voice.language), FALLBACK_SENTENCE), voice.language)
     started = time.perf_counter()
     try:
         wave = engine.synthesize(text, voice, seed=0)
