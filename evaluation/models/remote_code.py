@@ -29,6 +29,15 @@ def require_remote_code(trust_remote_code: bool, adapter: str, what: str) -> Non
                                 "trust_remote_code=True (CLI: --model-arg trust_remote_code=true) to allow it")
 
 
+def without_remote_code(adapter: str, model_class: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The loading options of a family that runs only transformers' own classes: ``trust_remote_code`` from the
+    user is refused (a checkpoint needing its own code goes through the remote-code adapter and its gate above), and
+    is passed as False, so a processor or config of the checkpoint that names its own code never runs it."""
+    if "trust_remote_code" in options:
+        raise RemoteCodeRefused(f"{adapter} loads {model_class} from transformers and runs no code of the checkpoint; "
+                                "drop trust_remote_code (a checkpoint with its own code: use the remote-code adapter)")
+    return {**options, "trust_remote_code": False}
+
 
 class RemoteCodeAdapter(SpeechLLMAdapter):
     name = "remote-code"

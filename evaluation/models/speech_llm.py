@@ -53,13 +53,10 @@ class SpeechLLMAdapter(CausalLMAdapter):
     def __init__(self, model: str, *, revision: str | None = None, dtype: Any = None, device: str | None = None,
                  batch_size: int = 32, shared_prefix: bool = True, **load_options: Any) -> None:
         super().__init__(device=device, dtype=dtype, batch_size=batch_size, shared_prefix=shared_prefix)
-        if "trust_remote_code" in load_options and not self.runs_remote_code:
-            from s2sbench.evaluation.models.remote_code import RemoteCodeRefused  # it imports this module
+        if not self.runs_remote_code:
+            from s2sbench.evaluation.models.remote_code import without_remote_code  # it imports this module
 
-            raise RemoteCodeRefused(f"{self.name} loads {self.model_class} from transformers and runs no code of the "
-                                    "checkpoint; drop trust_remote_code (use the remote-code adapter for such a model)")
-        # always explicit: a processor or config of the checkpoint naming its own code is never run by default
-        load_options["trust_remote_code"] = self.runs_remote_code and load_options.get("trust_remote_code") is True
+            load_options = without_remote_code(self.name, self.model_class, load_options)
         self.processor = self._load_processor(model, revision=revision, **load_options)
         self.tokenizer = self.processor.tokenizer
         self.model = self._load_model(model, revision=revision, dtype=self.dtype, **load_options).to(self.device).eval()
