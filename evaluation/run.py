@@ -47,6 +47,7 @@ from s2sbench.pipeline.audio import decode_audio
 from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.dataset import AudioValue, DatasetError, DatasetRow, iter_rows
 from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.languages import base_language
 from s2sbench.pipeline.manifest import ResumableJsonlWriter, iter_records, sha256_file, stable_hash
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError, load_task
 
@@ -173,8 +174,19 @@ def json_values(options: Mapping[str, object]) -> dict:
     return json.loads(json.dumps(dict(options), default=str))
 
 
-def task_configs(names, report: BuildReport | None, given: Mapping[str, TaskConfig] | None) -> dict[str, TaskConfig]:
-    """Each task's config: given by the caller, else recorded in the build report, else the registry's."""
+def task_configs(names: Mapping[str, TaskRows], report: BuildReport | None,
+                 given: Mapping[str, TaskConfig] | None) -> dict[str, TaskConfig]:
+    """Each task's config: given by the caller, else recorded in the build report, else the registry's. A given one
+    (``--task-file``) must be a task of the data, in its language: one that matches nothing would silently not
+    apply."""
+    for name, config in (given or {}).items():
+        where = config.path or f"task '{name}'"
+        if name not in names:
+            raise ConfigError(f"{where}: key 'name': task '{name}' is not in the data evaluated (its tasks: "
+                              f"{', '.join(sorted(names))}); pass the task file the build was made from")
+        if base_language(config.language) != base_language(names[name].language):
+            raise ConfigError(f"{where}: key 'language': '{config.language}', but the data's task '{name}' is in "
+                              f"'{names[name].language}'; pass the task file the build was made from")
     configs = {}
     for name in names:
         if name in (given or {}):

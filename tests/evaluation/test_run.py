@@ -203,6 +203,7 @@ def test_bad_builds_name_the_problem(build_dir, tmp_path, options):
         evaluate(tmp_path, ToyAdapter(), ("T->T",), tmp_path / "out", options)
     with pytest.raises(ValueError, match="unknown mode 'S2S'"):
         evaluate(tmp_path, ToyAdapter(), ("S2S",), tmp_path / "out", options)
+    options = replace(options, tasks=None)  # these builds hold demo-stories-en only: the registry's task file fits
     dup = BuildDir(tmp_path / "dup")
     split = BuildDir(build_dir).load_dataset()["demo-stories-en--voice-a"]["test"]
     dup.save_dataset({"s": datasets.DatasetDict({"test": datasets.concatenate_datasets([split.select([0]), split.select([0])])})})
