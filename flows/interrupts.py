@@ -7,9 +7,9 @@ model's forward pass, an ONNX run) hears the signal late, and worker threads sti
 process alive after the main thread is done. So a command run from the shell (``hard_exit``) also arms a watchdog
 the moment the signal arrives (a thread woken by :func:`signal.set_wakeup_fd`, which the kernel-level handler
 writes to even while the main thread is busy): if the command has not ended :data:`GRACE_S` seconds later, the
-process ends with exit code 130. A second signal ends it at once. Ending it hard is safe because every writer is:
-whole files are written atomically, JSONL manifests lose at most a torn last line (cut on the next open), a lock
-dies with its process, and a private Prefect server dies with its parent.
+process ends with exit code 130. The Python handler arms it too (a library's event loop may take the wake-up fd
+over). A second signal ends it at once. Ending it hard is safe because every writer is: whole files are written
+atomically, JSONL manifests lose at most a torn last line (cut on the next open), a lock dies with its process.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 from s2sbench.pipeline.errors import INTERRUPTED_EXIT_CODE
 
-GRACE_S = 3.0  # after the first signal, how long the command has to end by itself
+GRACE_S = 2.0  # after the first signal, how long the command has to end by itself (the promise is 5 s)
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -32,8 +32,40 @@ class Interrupted(KeyboardInterrupt):
     """The command was asked to stop (SIGINT or SIGTERM)."""
 
 
-def _raise_interrupted(signum: int, frame: object) -> None:
-    raise Interrupted(signal.Signals(signum).name)
+class _Watchdog:
+    """Ends the process :data:`GRACE_S` seconds after the first signal, at once on a second one. It hears a signal
+    twice: from the Python handler (in the main thread, between bytecodes) and from the wake-up socket (even while
+    the main thread is inside a C call, and even if a library's event loop has taken the wake-up fd over, the Python
+    handler still tells it); each path counts its own signals, so one signal heard twice is not a second one."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()  # the handler may run again, for a second signal, inside the first
+        self._heard = {"handler": 0, "wakeup": 0}
+        self._timer: threading.Timer | None = None
+
+    def signalled(self, path: str) -> None:
+        with self._lock:
+            self._heard[path] += 1
+            if self._heard[path] > 1:
+                _end_now("second signal")
+            if self._timer is None:
+                self._timer = threading.Timer(GRACE_S, _end_now, args=(f"still running {GRACE_S:g} s after the signal",))
+                self._timer.daemon = True
+                self._timer.start()
+
+    def listen(self, reader: socket.socket) -> None:
+        """Wait for signals on the wake-up socket (run in a daemon thread)."""
+        while True:
+            try:
+                data = reader.recv(16)
+            except OSError:
+                return
+            if not data:
+                return
+            # each byte is the number of a signal Python caught: only ours count (a library may handle others)
+            for number in data:
+                if number in SIGNALS:
+                    self.signalled("wakeup")
 
 
 def _end_now(reason: str) -> None:
@@ -41,29 +73,8 @@ def _end_now(reason: str) -> None:
         with contextlib.suppress(Exception):
             stream.flush()
     with contextlib.suppress(Exception):
-        os.write(2, f"interrupted ({reason})\n".encode())
+        os.write(2, f"s2sbench: interrupted ({reason}); run the command again to resume\n".encode())
     os._exit(INTERRUPTED_EXIT_CODE)
-
-
-def _watch(reader: socket.socket) -> None:
-    """Wait for signals on the wake-up socket: the first arms the grace timer, the second ends the process."""
-    timer = None
-    while True:
-        try:
-            data = reader.recv(16)
-        except OSError:
-            return
-        if not data:
-            return
-        # each byte is the number of a signal Python caught: only ours count (a library may handle others)
-        for number in data:
-            if number not in SIGNALS:
-                continue
-            if timer is not None:
-                _end_now("second signal")
-            timer = threading.Timer(GRACE_S, _end_now, args=(f"still running {GRACE_S:g} s after the signal",))
-            timer.daemon = True
-            timer.start()
 
 
 @contextlib.contextmanager
@@ -74,20 +85,27 @@ def interrupt_handling(hard_exit: bool) -> Iterator[None]:
         yield
         return
     previous = {number: signal.getsignal(number) for number in SIGNALS}
-    reader = writer = None
+    watchdog = _Watchdog() if hard_exit else None
+
+    def interrupt(signum: int, frame: object) -> None:
+        if watchdog is not None:
+            watchdog.signalled("handler")
+        raise Interrupted(signal.Signals(signum).name)
+
+    writer = None
     previous_wakeup = None
     try:
         for number in SIGNALS:
-            signal.signal(number, _raise_interrupted)
-        if hard_exit:
+            signal.signal(number, interrupt)
+        if watchdog is not None:
             reader, writer = socket.socketpair()
             writer.setblocking(False)
             previous_wakeup = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-            threading.Thread(target=_watch, args=(reader,), name="s2sbench-interrupt-watchdog", daemon=True).start()
+            threading.Thread(target=watchdog.listen, args=(reader,), name="s2sbench-interrupt-watchdog", daemon=True).start()
         yield
     finally:
         if writer is not None:
             signal.set_wakeup_fd(previous_wakeup if previous_wakeup is not None else -1)
         for number, handler in previous.items():
             signal.signal(number, handler)
-        # the sockets stay open: the watchdog thread may still be timing a grace period while the process exits
+        # the sockets stay open: the watchdog may still be timing a grace period while the process exits
