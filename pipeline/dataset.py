@@ -124,12 +124,20 @@ def check_features(split, where: str) -> None:
 
 
 def undecoded(split):
-    """``split`` with its audio columns as raw ``{"bytes", "path"}`` (nothing decoded)."""
+    """``split`` with its audio columns as raw ``{"bytes", "path"}`` (nothing decoded). The cast of the nested
+    candidate column rewrites the table; with caching off, ``datasets`` writes that to a temporary folder, not as a
+    cache file into the build's dataset folder (a reader never writes into the build it reads)."""
     import datasets
 
-    return split.cast_column("context_audio", datasets.Audio(decode=False)).cast_column(
-        "candidate_audio", datasets.List(datasets.Audio(decode=False))
-    )
+    caching = datasets.is_caching_enabled()
+    datasets.disable_caching()
+    try:
+        return split.cast_column("context_audio", datasets.Audio(decode=False)).cast_column(
+            "candidate_audio", datasets.List(datasets.Audio(decode=False))
+        )
+    finally:
+        if caching:
+            datasets.enable_caching()
 
 
 def iter_rows(split, where: str, start: int = 0, stop: int | None = None, chunk: int = 64) -> Iterator[tuple[int, DatasetRow]]:

@@ -146,7 +146,8 @@ def record_line(record: BaseModel) -> str:
 def _field_of(error: ValidationError) -> tuple[str, str]:
     first = error.errors()[0]
     field = ".".join(str(part) for part in first["loc"]) or "<row>"
-    return field, first["msg"]
+    found = f", got {first['input']!r}"[:80] if first["type"].endswith("_type") else ""  # "yes" or true for a number
+    return field, first["msg"] + found
 
 
 def parse_record(cls: type[Record], obj: object, path: str | Path, line: int) -> Record:

@@ -126,6 +126,8 @@ def reverify_build(
     The build folder's lock is held throughout (a build in progress there is refused).
     """
     build = BuildDir.of(build_dir)
+    if not build.root.is_dir():  # said before locking, which would make the folder
+        raise NotABuildError(f"{build.root}: no such folder; pass a build directory made by `s2sbench build`")
     with build.lock():  # a build writing the folder meanwhile would change what is checked
         return _reverify(build, asr, out_dir, clip_store, gates)
 

@@ -67,7 +67,7 @@ def _value(found: Any) -> str:
 def describe(error: ValidationError, model: type[BaseModel], prefix: str = "") -> str:
     """The first problem of ``error`` as ``key 'a.b': what is wrong``, with a suggestion for an unknown key."""
     first = error.errors()[0]
-    location = tuple(first["loc"])
+    location = tuple(part for part in first["loc"] if part != "[key]")  # pydantic's mark of a dict key's own check
     key = ".".join(str(part) for part in (prefix.split(".") if prefix else []) + list(location)) or "<top level>"
     if first["type"] == "extra_forbidden":
         parent = _model_at(model, location)

@@ -199,7 +199,7 @@ def load_task(name_or_path: str | Path) -> TaskConfig:
 def check_components(task: TaskConfig) -> None:
     """The names and options a task gives its loader, candidate builder and ASR engine, checked against what each
     one declares (so a misspelt option fails when the task is read, not an hour into a build)."""
-    from s2sbench.pipeline.asr import check_asr_options
+    from s2sbench.pipeline.asr import ASR_ENGINES, check_asr_options
     from s2sbench.pipeline.candidates import BUILDERS
     from s2sbench.pipeline.sources import LOADERS
 
@@ -210,7 +210,8 @@ def check_components(task: TaskConfig) -> None:
     builder = BUILDERS.get(task.candidates.construction, f"{where}: key 'candidates.construction'")
     validate(builder.Options, task.candidates.options, where, TaskConfigError, prefix="candidates.options")
     asr = task.gate.asr
-    check_asr_options(asr.engine, asr.options, f"{where}: key 'gate.asr'")
+    ASR_ENGINES.check(asr.engine, f"{where}: key 'gate.asr.engine'")
+    check_asr_options(asr.engine, asr.options, f"{where}: key 'gate.asr.options'")
 
 
 def task_names() -> list[str]:

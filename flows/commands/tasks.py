@@ -31,13 +31,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from s2sbench.pipeline.tasks import TASKS_DIR, TaskConfigError, load_task
+    from s2sbench.flows.cli import CommandError
+    from s2sbench.pipeline.errors import ConfigError
+    from s2sbench.pipeline.tasks import TASKS_DIR, load_task
 
+    folder = Path(args.dir or TASKS_DIR)
+    if not folder.is_dir():
+        raise CommandError(f"--dir {folder}: not a folder of task YAML files")
     rows, errors = [], []
-    for path in sorted(Path(args.dir or TASKS_DIR).glob("*.yaml")):
+    for path in sorted(folder.glob("*.yaml")):
         try:
             task = load_task(path)
-        except TaskConfigError as error:
+        except ConfigError as error:
             errors.append(str(error))
             continue
         scoring = " + ".join([task.scoring, *task.also_report])
@@ -47,5 +52,5 @@ def run(args: argparse.Namespace) -> int:
     for row in [COLUMNS, *rows]:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
     for error in errors:
-        print(f"s2sbench tasks: error: {error}", file=sys.stderr)
-    return 2 if errors else 0
+        print(f"s2sbench tasks: config error: {error}", file=sys.stderr)
+    return ConfigError.exit_code if errors else 0

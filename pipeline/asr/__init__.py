@@ -36,7 +36,7 @@ def asr_engine_names() -> list[str]:
 
 def check_asr_options(engine: str, options: dict[str, Any], where: str = "") -> type[ASREngine]:
     """The engine class, after checking ``options`` against the keyword arguments its constructor takes."""
-    backend = ASR_ENGINES.get(engine, f"{where}: engine" if where else "")
+    backend = ASR_ENGINES.get(engine, where)
     parameters = inspect.signature(backend.__init__).parameters
     if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         known = [name for name, p in parameters.items() if name not in ("self", "model") and p.kind is not p.VAR_POSITIONAL]

@@ -237,7 +237,9 @@ def _wav(spec: OriginalSet, uttid, where: str) -> bytes:
     path = spec.audio_dir / f"{name}.wav"
     if not path.exists():
         raise OriginalLayoutError(f"{where}: no audio at {path}")
-    return path.read_bytes()
+    data = path.read_bytes()
+    decode_audio(data, f"{where}: {path}")  # a truncated or corrupt file is named here, with its row
+    return data
 
 
 def read_original_set(spec: OriginalSet) -> list[tuple[Item, bytes]]:

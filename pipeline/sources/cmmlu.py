@@ -54,7 +54,7 @@ def _subject_rows(task: TaskConfig, subjects: list[str] | None) -> Iterator[tupl
         for subject in subjects:
             yield subject, read_hub(task.source.hub_id, task.source.split or "test", {**options, "config": subject})
         return
-    folder = source_path(task, "cmmlu")
+    folder = source_path(task, "cmmlu", reads="folder")
     split = task.source.split
     if split and (folder / split).is_dir():
         folder = folder / split

@@ -45,7 +45,7 @@ def load_table(task: TaskConfig) -> Iterator[Item | DroppedRow]:
     if task.source.hub_id:
         rows = read_hub(task.source.hub_id, task.source.split, options)
     else:
-        rows = read_table(source_path(task, task.source.loader), options)
+        rows = read_table(source_path(task, task.source.loader, reads="file"), options)
     policy = RowPolicy(task)
     for row in rows:
         require_columns(row, _flat(columns.values()), " (map them with source.options.columns)")

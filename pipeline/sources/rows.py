@@ -108,7 +108,8 @@ def join_sentences(sentences: list[str], language: str) -> str:
     return sentence_separator(language).join(sentence.strip() for sentence in sentences)
 
 
-def source_path(task: TaskConfig, loader: str) -> Path:
+def source_path(task: TaskConfig, loader: str, reads: str = "file or folder") -> Path:
+    """The task's local source; ``reads`` ("file", "folder") is what the loader takes, anything else is an error."""
     if not task.source.path:
         raise TaskConfigError(f"{task.path}: key 'source.path': the {loader} loader needs a path (or source.hub_id)")
     path = task.resolve(task.source.path)
@@ -117,6 +118,9 @@ def source_path(task: TaskConfig, loader: str) -> Path:
             f"{task.path}: key 'source.path': {path} does not exist; download the source and point source.path "
             "at it (environment variables such as $HOME are expanded), or pass --source-path"
         )
+    if (reads == "file" and path.is_dir()) or (reads == "folder" and not path.is_dir()):
+        found = "a folder" if path.is_dir() else "a file"
+        raise TaskConfigError(f"{task.path}: key 'source.path': {path} is {found}; the {loader} loader reads a {reads}")
     return path
 
 
