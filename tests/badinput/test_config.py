@@ -1,0 +1,199 @@
+"""Configuration mistakes: command-line options, task files and voice files. Exit code 2, one line naming the file
+and the key, with a suggestion for a misspelt name; nothing is built."""
+
+from __future__ import annotations
+
+import pytest
+
+from s2sbench.pipeline.errors import ConfigError
+
+from .conftest import World, expect
+
+GOOD_TEMPLATES = {"text_context": "{context} {continuation}", "speech_context": "Listen: <audio>{continuation}"}
+
+
+def items(world: World, task) -> list:
+    return ["items", task, "--out", world.out / "items.jsonl"]
+
+
+def build(world: World, task, *more) -> list:
+    return ["build", task, "--out", world.out / "build", "--store", world.out / "store", *more]
+
+
+# --- command-line options: argparse refuses them before anything runs --------------------------------------------
+OPTION_CASES = {
+    "limit negative": (lambda w: items(w, w.task()) + ["--limit", "-3"], r"argument --limit: must be >= 1, got -3"),
+    "limit zero": (lambda w: build(w, w.task(), "--limit", "0"), r"argument --limit: must be >= 1, got 0"),
+    "limit not a number": (lambda w: items(w, w.task()) + ["--limit", "ten"], r"--limit: expected a whole number, got 'ten'"),
+    "shard size zero": (lambda w: build(w, w.task(), "--shard-size", "0"), r"--shard-size: must be >= 1"),
+    "workers zero": (lambda w: build(w, w.task(), "--workers", "0"), r"--workers: must be >= 1"),
+    "unknown runner": (lambda w: build(w, w.task(), "--runner", "ray"), r"--runner: invalid choice: 'ray'"),
+    "bootstrap zero": (lambda w: ["eval", "--dataset", w.real_build.root, "--model", "smollm2", "--out", w.out,
+                                  "--bootstrap", "0"], r"--bootstrap: must be >= 1"),
+    "requests per call negative": (lambda w: ["eval", "--dataset", w.real_build.root, "--model", "smollm2", "--out",
+                                              w.out, "--requests-per-call", "-1"], r"--requests-per-call: must be >= 1"),
+    "unknown mode": (lambda w: ["eval", "--dataset", w.real_build.root, "--model", "smollm2", "--out", w.out,
+                                "--modes", "S2T"], r"--modes: invalid choice: 'S2T'"),
+    "samples negative": (lambda w: ["report", "--build", w.real_build.root, "--out", w.out / "r.html", "--samples", "-1"],
+                         r"--samples: must be >= 0"),
+    "publish attempts zero": (lambda w: ["publish", w.real_build.root, "--repo-id", "o/r", "--dry-run", w.out / "repo",
+                                         "--attempts", "0"], r"--attempts: must be >= 1"),
+    "build without --out": (lambda w: ["build", w.task()], r"the following arguments are required: --out"),
+    "unknown command": (lambda w: ["biuld", "x"], r"invalid choice: 'biuld'"),
+    "unknown option": (lambda w: items(w, w.task()) + ["--limt", "3"], r"unrecognized arguments: --limt"),
+}
+
+
+@pytest.mark.parametrize("name", OPTION_CASES)
+def test_bad_option(world, name):
+    argv, message = OPTION_CASES[name]
+    outcome = world.run(*argv(world))
+    expect(outcome, 2, message)
+    assert not world.out.exists()
+
+
+def test_no_command_prints_the_help(world):
+    outcome = world.run()
+    assert outcome.code == 2 and "usage: s2sbench" in outcome.out
+
+
+def test_address_without_dask_is_a_config_error(world):
+    expect(world.run(*build(world, world.task(), "--address", "tcp://10.0.0.5:8786")), 2, r"--address needs --runner dask")
+
+
+# --- task files: unknown keys with a suggestion, exact types, ranges, templates, names ---------------------------
+TASK_CASES = {
+    "unknown top-level key": (dict(voicse=["espeak-en-us"]), r"key 'voicse': unknown key; did you mean 'voices'\?"),
+    "unknown gate key": (dict(gate={"max_atempts": 2}), r"key 'gate.max_atempts': unknown key; did you mean 'max_attempts'\?"),
+    "unknown source option": (dict(source={"loader": "jsonl", "path": "x.jsonl", "options": {"encodng": "gbk"}}),
+                              r"key 'source.options.encodng': unknown key; did you mean 'encoding'\?"),
+    "unknown column field": (dict(source={"loader": "jsonl", "path": "x.jsonl", "options": {"columns": {"answer": "a"}}}),
+                             r"key 'source.options.columns.answer'"),
+    "unknown candidates option": (dict(candidates={"construction": "random_other", "options": {"sed": 1}}),
+                                  r"key 'candidates.options.sed': unknown key; did you mean 'seed'\?"),
+    "unknown loader": (dict(source={"loader": "jsnol", "path": "x.jsonl"}),
+                       r"key 'source.loader': unknown loader 'jsnol' .*did you mean 'jsonl'\?"),
+    "unknown construction": (dict(candidates={"construction": "shufle"}),
+                             r"key 'candidates.construction': unknown candidate construction 'shufle'"),
+    "unknown rewriter": (dict(candidates={"construction": "scmmlu_rewrite", "options": {"rewriters": ["rulez"]}}),
+                         r"key 'candidates.options.rewriters.0': unknown rewriter 'rulez' .*did you mean 'rules'\?"),
+    "unknown LLM setting": (dict(candidates={"construction": "translate", "options": {"llm": {"modle": "m"}}}),
+                            r"key 'candidates.options.llm.modle': unknown key; did you mean 'model'\?"),
+    "unknown ASR engine": (dict(gate={"asr": {"engine": "whisperx"}}), r"key 'gate.asr.engine': unknown ASR engine 'whisperx' .*did you mean 'openai-whisper'\?"),
+    "unknown ASR option": (dict(gate={"asr": {"engine": "faster-whisper", "options": {"beam": 5}}}),
+                           r"key 'gate.asr.options': ASR engine faster-whisper: unknown option 'beam'"),
+    "string for a number": (dict(limit="8"), r"key 'limit': Input should be a valid integer, got '8'"),
+    "bool for a number": (dict(gate={"max_attempts": True}), r"key 'gate.max_attempts': Input should be a valid integer, got True"),
+    "limit zero": (dict(limit=0), r"key 'limit': Input should be greater than or equal to 1"),
+    "error rate above 1": (dict(gate={"max_error_rate": 1.5}), r"key 'gate.max_error_rate': Input should be less than or equal to 1"),
+    "speech rate min above max": (dict(gate={"speech_rate": {"en": {"min_per_s": 5, "max_per_s": 1}}}),
+                                  r"key 'gate.speech_rate.en': min_per_s 5 is above max_per_s 1: no clip could pass"),
+    "unknown placeholder": (dict(templates={**GOOD_TEMPLATES, "text_context": "{context} {foo} {continuation}"}),
+                            r"key 'templates.text_context': \{foo\} is not a placeholder of text_context \(known: \{context\}, \{continuation\}\)"),
+    "text after the continuation": (dict(templates={**GOOD_TEMPLATES, "text_context": "{context} {continuation}."}),
+                                    r"key 'templates.text_context': .*must end with \{continuation\}"),
+    "speech template without audio": (dict(templates={**GOOD_TEMPLATES, "speech_context": "Listen: {continuation}"}),
+                                      r"key 'templates.speech_context': .*has no <audio>"),
+    "context in a speech template": (dict(templates={**GOOD_TEMPLATES, "speech_context": "{context} <audio>{continuation}"}),
+                                     r"key 'templates.speech_context': \{context\} is not a placeholder of speech_context"),
+    "unknown scoring rule": (dict(scoring="majority"), r"key 'scoring': Input should be 'pairwise_strict'"),
+    "no voices": (dict(voices=[]), r"key 'voices': List should have at least 1 item"),
+    "duplicate voice": (dict(voices=["espeak-en-us", "espeak-en-us"]), r"key 'voices': voice espeak-en-us listed more than once"),
+    "not a language code": (dict(language="english"), r"key 'language': 'english' is not a language code"),
+    "max_text_chars zero": (dict(max_text_chars=0), r"key 'max_text_chars': Input should be greater than or equal to 1"),
+    "missing name": (dict(name=None), r"key 'name': missing \(it is required\)"),
+    "speak nothing": (dict(speak=[]), r"key 'speak': List should have at least 1 item"),
+    "speak something else": (dict(speak=["question"]), r"key 'speak.0': Input should be 'context' or 'candidates'"),
+}
+
+
+@pytest.mark.parametrize("name", TASK_CASES)
+def test_bad_task_file(world, name):
+    overrides, message = TASK_CASES[name]
+    task = world.task(**overrides)
+    outcome = world.run(*items(world, task))
+    expect(outcome, 2, f"{task}: " + message)
+    assert not world.out.exists()
+
+
+RAW_TASK_CASES = {
+    "invalid YAML": ("name: [\n", r"not valid YAML"),
+    "a list, not a mapping": ("- name: t\n", r"expected a mapping at the top level, got list"),
+    "empty file": ("", r"expected a mapping at the top level"),
+}
+
+
+@pytest.mark.parametrize("name", RAW_TASK_CASES)
+def test_unreadable_task_file(world, name):
+    text, message = RAW_TASK_CASES[name]
+    task = world.task(text)
+    expect(world.run(*items(world, task)), 2, f"{task}: {message}")
+
+
+def test_unknown_task_name_suggests_the_closest(world):
+    expect(world.run(*items(world, "demo-storie-en")), 2, r"unknown task 'demo-storie-en' .*did you mean 'demo-stories-en'\?")
+
+
+def test_missing_task_file(world):
+    expect(world.run(*items(world, world.root / "nope.yaml")), 2, r"nope.yaml: no such file")
+
+
+def test_missing_source_file(world):
+    task = world.task(source={"loader": "jsonl", "path": str(world.root / "gone.jsonl")})
+    expect(world.run(*build(world, task)), 2, r"key 'source.path': .*gone.jsonl does not exist")
+
+
+def test_unknown_voice_suggests_the_closest(world):
+    task = world.task(voices=["espeak-en-uss"])
+    expect(world.run(*build(world, task)), 2, r"field 'voices': unknown voice 'espeak-en-uss' .*did you mean 'espeak-en-us'\?")
+    assert not (world.out / "build").exists()
+
+
+@pytest.mark.parametrize("name, message", [("../escape", r"key 'name'|field 'name'"), ("a/b", r"name")])
+def test_task_name_that_leaves_the_build_folder(world, name, message):
+    outcome = world.run(*build(world, world.task(name=name)))
+    expect(outcome, 2, message)
+    assert not (world.root / "escape").exists()
+
+
+def test_the_same_task_twice(world):
+    task = world.task()
+    expect(world.run("build", task, task, "--out", world.out / "b"), 2, r"task 't' is given twice")
+
+
+# --- voice files ----------------------------------------------------------------------------------------------------
+VOICE_CASES = {
+    "misspelt engine option": ("options: {spede_wpm: 140}", r"key 'options.spede_wpm': unknown key; did you mean 'speed_wpm'\?"),
+    "yes for a boolean": ("options: {pinyin: 'yes'}", r"key 'options.pinyin': Input should be a valid boolean, got 'yes'"),
+    "number for a boolean": ("options: {pinyin: 1}", r"key 'options.pinyin': Input should be a valid boolean, got 1"),
+    "speed out of range": ("options: {speed_wpm: 5000}", r"key 'options.speed_wpm': Input should be less than or equal to 450"),
+    "unknown voice key": ("colour: red", r"key 'colour': unknown key"),
+    "unknown engine": ("engine: festival", r"key 'engine': unknown TTS engine 'festival'"),
+}
+
+
+@pytest.mark.parametrize("name", VOICE_CASES)
+def test_bad_voice_file(world, name):
+    line, message = VOICE_CASES[name]
+    entry = {"id": "mine", "engine": "espeak-ng", "language": "en", "model": "en-us"}
+    key = line.split(":")[0]
+    body = "".join(f"  {k}: {v}\n" for k, v in entry.items() if k != key)
+    voices = world.voices("- " + body.lstrip() + f"  {line}\n")
+    outcome = world.run(*build(world, world.task(voices=["mine"])))
+    expect(outcome, 2, f"{voices}: voice 0 \\('mine'\\): {message}")
+
+
+def test_a_voice_defined_twice(world):
+    voices = world.voices("- {id: espeak-en-us, engine: espeak-ng, language: en}\n")
+    expect(world.run(*build(world, world.task())), 2, r"'espeak-en-us' is already defined")
+    assert voices.is_file()
+
+
+def test_unknown_voice_in_the_voices_command(world):
+    expect(world.run("voices", "--voice", "piper-en-jo"), 2, r"unknown voice\(s\) piper-en-jo")
+
+
+def test_debug_shows_the_traceback(world):
+    task = world.task(voicse=["espeak-en-us"])
+    with pytest.raises(ConfigError, match="did you mean 'voices'"):
+        world.run("--debug", *items(world, task))
