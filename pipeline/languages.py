@@ -8,6 +8,9 @@ Task files, voices, items and ASR models name languages by ISO 639 codes, option
 from __future__ import annotations
 
 import re
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 from s2sbench.pipeline.errors import ConfigError
 
@@ -40,8 +43,26 @@ def error_metric(code: str) -> str:
     return "cer" if is_unspaced(code) else "wer"
 
 
+def _not_a_code(code: object) -> str | None:
+    if isinstance(code, str) and _CODE.fullmatch(code):
+        return None
+    return f"{code!r} is not a language code (ISO 639, e.g. en, zh, es, zh-CN)"
+
+
 def check_language_code(code: object, what: str = "language") -> str:
     """``code`` if it reads as a language code (``en``, ``zh-CN``, ``yue``), else :class:`ConfigError`."""
-    if not isinstance(code, str) or not _CODE.fullmatch(code):
-        raise ConfigError(f"{what}: {code!r} is not a language code (ISO 639, e.g. en, zh, es, zh-CN)")
+    problem = _not_a_code(code)
+    if problem:
+        raise ConfigError(f"{what}: {problem}")
     return code
+
+
+def _language_field(code: str) -> str:
+    problem = _not_a_code(code)
+    if problem:
+        raise ValueError(problem)  # pydantic names the key
+    return code
+
+
+#: the type of a config key holding a language code (a task's or a voice's ``language``)
+LanguageCode = Annotated[str, AfterValidator(_language_field)]

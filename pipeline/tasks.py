@@ -14,7 +14,7 @@ from pydantic import Field, field_validator, model_validator
 
 from s2sbench.data import DATA_DIR
 from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.languages import check_language_code
+from s2sbench.pipeline.languages import LanguageCode
 from s2sbench.pipeline.manifest import load_yaml
 from s2sbench.pipeline.registry import Registry, UnknownNameError
 from s2sbench.pipeline.schema import StrictSection, validate
@@ -125,7 +125,7 @@ class GateConfig(StrictSection):
 class TaskConfig(StrictSection):
     name: str
     version: int = 1
-    language: str
+    language: LanguageCode
     description: str = ""
     source: SourceConfig
     candidates: CandidatesConfig = Field(default_factory=CandidatesConfig)
@@ -140,14 +140,6 @@ class TaskConfig(StrictSection):
     # an item whose context or a candidate is longer is dropped at load (reason ``text_too_long``)
     max_text_chars: int = Field(default=DEFAULT_MAX_TEXT_CHARS, ge=1)
     path: Path | None = Field(default=None, exclude=True)  # the YAML file it was read from
-
-    @field_validator("language")
-    @classmethod
-    def _language_code(cls, value: str) -> str:
-        try:
-            return check_language_code(value, "language")
-        except ConfigError as error:
-            raise ValueError(str(error).removeprefix("language: ")) from None
 
     @field_validator("voices")
     @classmethod

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from s2sbench.pipeline.errors import BackendError
-from s2sbench.pipeline.languages import check_language_code
+from s2sbench.pipeline.languages import LanguageCode
 from s2sbench.pipeline.schema import StrictSection
 
 
@@ -31,7 +31,7 @@ class Voice(BaseModel):
 
     id: str
     engine: str
-    language: str
+    language: LanguageCode
     model: str = ""  # engine-specific: piper .onnx path or package, coqui model name or dir, espeak voice
     speaker: str | None = None  # multi-speaker id, or a reference wav for voice cloning
     options: dict = Field(default_factory=dict)
@@ -39,14 +39,6 @@ class Voice(BaseModel):
     description: str = ""
     # "low": listeners (and Whisper) understand it poorly; kept only as an explicitly named voice, flagged in the card
     intelligibility: Literal["normal", "low"] = "normal"
-
-    @field_validator("language")
-    @classmethod
-    def _language_code(cls, value: str) -> str:
-        try:
-            return check_language_code(value, "language")
-        except ValueError as error:
-            raise ValueError(str(error).removeprefix("language: ")) from None
 
 
 @dataclass(frozen=True)
