@@ -10,6 +10,7 @@ from prefect import flow
 from s2sbench.flows.build import build_flow
 from s2sbench.flows.evaluate import evaluate_flow
 from s2sbench.flows.report import report_flow
+from s2sbench.pipeline.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ def demo_runs(tasks: list[str] | None = None) -> list[tuple[DemoRun, list[str]]]
     wanted = tasks or DEMO_TASKS
     unknown = [name for name in wanted if name not in DEMO_TASKS]
     if unknown:
-        raise ValueError(f"not a demo task: {', '.join(unknown)} (the demo's: {', '.join(DEMO_TASKS)})")
+        raise ConfigError(f"not a demo task: {', '.join(unknown)} (the demo's: {', '.join(DEMO_TASKS)})")
     planned = [(run, [name for name in run.tasks if name in wanted]) for run in DEMO_RUNS]
     return [(run, names) for run, names in planned if names]
 
