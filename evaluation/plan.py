@@ -19,6 +19,7 @@ from s2sbench.evaluation.protocol import requested_modes
 from s2sbench.evaluation.run import EvalOptions, Results, check_speech_continuations, evaluate, task_configs
 from s2sbench.evaluation.selection import SelectedRows, select_rows
 from s2sbench.evaluation.sources import EvalDataset, open_dataset
+from s2sbench.pipeline.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ def plan_evaluation(model: str | ModelAdapter, dataset: object, modes: Sequence[
     """Check an evaluation without loading the model (see the module docstring)."""
     if isinstance(model, ModelAdapter):
         if model_args:
-            raise ValueError("model arguments go to a model named by its registry name, not to an adapter already built")
+            raise ConfigError("model arguments go to a model named by its registry name, not to an adapter already built")
         name, declared, args = model.name, model.modes, {}
     else:
         name, args = model, check_model_options(model, dict(model_args or {}))

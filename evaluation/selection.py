@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from s2sbench.evaluation.sources import DatasetSourceError, EvalDataset, Part
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.publish.original_format import set_positions
 
 
@@ -23,7 +24,7 @@ class Selection:
 
     def __post_init__(self) -> None:
         if self.limit is not None and self.limit < 1:
-            raise ValueError(f"--limit must be at least 1, got {self.limit}")
+            raise ConfigError(f"--limit must be at least 1, got {self.limit}")
 
 
 @dataclass

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from s2sbench.pipeline.errors import DataError
 from s2sbench.pipeline.records import Record, safe_component
 
 DEFAULT_SPLIT = "test"
 CARD_FILE = "README.md"
 
 
-class ConfigIndexError(ValueError):
+class ConfigIndexError(DataError):
     """A dataset card whose header does not declare usable configs; the message names the card and the field."""
 
 
