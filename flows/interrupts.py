@@ -9,7 +9,8 @@ the moment the signal arrives (a thread woken by :func:`signal.set_wakeup_fd`, w
 writes to even while the main thread is busy): if the command has not ended :data:`GRACE_S` seconds later, the
 process ends with exit code 130. The Python handler arms it too (a library's event loop may take the wake-up fd
 over). A second signal ends it at once. Ending it hard is safe because every writer is: whole files are written
-atomically, JSONL manifests lose at most a torn last line (cut on the next open), a lock dies with its process.
+atomically, JSONL manifests lose at most a torn last line (cut on the next open), a lock dies with its process,
+and a private Prefect server dies with its parent (:mod:`s2sbench.flows.server`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Iterator
 
 from s2sbench.pipeline.errors import INTERRUPTED_EXIT_CODE
 
-GRACE_S = 2.0  # after the first signal, how long the command has to end by itself (the promise is 5 s)
+GRACE_S = 1.5  # after the first signal, how long the command has to end by itself (the promise is 5 s)
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 

@@ -80,12 +80,15 @@ def test_bad_rows_can_be_dropped_instead(world):
     assert "1 items" in outcome.out and "1 dropped" in outcome.out
 
 
+NO_DATASET = r"dataset/README.md: not found; .*is .* a finished build directory\?"
+
+
 # --- build and results folders ----------------------------------------------------------------------------------------
 NOT_A_BUILD = {
-    "eval": (lambda w: ["eval", "--dataset", w.root, "--model", "smollm2", "--out", w.out], r"no saved DatasetDict"),
+    "eval": (lambda w: ["eval", "--dataset", w.root, "--model", "smollm2", "--out", w.out], r"not a build folder, a dataset folder"),
     "verify": (lambda w: ["verify", w.root, "--out", w.out], r"clips.jsonl: not found; is this a finished build\?"),
-    "publish": (lambda w: ["publish", w.root, "--repo-id", "o/r", "--dry-run", w.out], r"no saved DatasetDict"),
-    "export-original": (lambda w: ["export-original", w.root, "--out", w.out], r"no saved DatasetDict"),
+    "publish": (lambda w: ["publish", w.root, "--repo-id", "o/r", "--dry-run", w.out], NO_DATASET),
+    "export-original": (lambda w: ["export-original", w.root, "--out", w.out], NO_DATASET),
     "report --build": (lambda w: ["report", "--build", w.root, "--out", w.out / "r.html"], r"build_report.json: not found"),
     "report results": (lambda w: ["report", w.root / "nothing", "--out", w.out / "r.html"], r"nothing: expected a results.json"),
     "import-original": (lambda w: ["import-original", w.root, "--out", w.out],
@@ -164,7 +167,7 @@ def test_resume_with_a_changed_source_names_it(world):
 def test_a_task_file_that_does_not_match_the_dataset(world):
     task = world.task(name=STORY_TASK, language="zh")
     expect(world.run("eval", "--dataset", world.real_build.root, "--model", "smollm2", "--task-file", task, "--out", world.out),
-           2, rf"key 'language': 'zh', but the build's task '{STORY_TASK}' is in 'en'")
+           2, rf"key 'language': 'zh', but the data's task '{STORY_TASK}' is in 'en'")
     other = world.task(name="not-in-the-build")
     expect(world.run("eval", "--dataset", world.real_build.root, "--model", "smollm2", "--task-file", other, "--out", world.out),
-           2, rf"key 'name': task 'not-in-the-build' is not in the build .*\(its tasks: {CHOICE_TASK}, {STORY_TASK}\)")
+           2, rf"key 'name': task 'not-in-the-build' is not in the data evaluated \(its tasks: {CHOICE_TASK}, {STORY_TASK}\)")
