@@ -47,7 +47,7 @@ def plan_evaluation(model: str | ModelAdapter, dataset: object, modes: Sequence[
     selected = select_rows(data, options.selection)
     if chosen is not None:
         check_speech_continuations(chosen, selected.tasks, explicit=modes is not None)
-    task_configs(selected.tasks, data.report, options.tasks)
+    task_configs(selected.tasks, data, options.tasks)
     return EvalPlan(model, args, tuple(modes) if modes is not None else None, data, selected, options)
 
 

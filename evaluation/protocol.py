@@ -28,8 +28,8 @@ class ProtocolError(DataError):
     """An item that cannot be rendered in a mode (no audio for it); the message names the item."""
 
 
-class ModeError(ProtocolError):
-    """A mode the model, or the data, cannot give a score for."""
+class ModeError(ConfigError):
+    """A mode asked for that the model, or the data, cannot give a score for."""
 
 
 def check_mode(mode: str) -> str:

@@ -174,17 +174,19 @@ def json_values(options: Mapping[str, object]) -> dict:
     return json.loads(json.dumps(dict(options), default=str))
 
 
-def task_configs(names: Mapping[str, TaskRows], report: BuildReport | None,
+def task_configs(names: Mapping[str, TaskRows], data: EvalDataset,
                  given: Mapping[str, TaskConfig] | None) -> dict[str, TaskConfig]:
-    """Each task's config: given by the caller, else recorded in the build report, else the registry's. A given one
-    (``--task-file``) must be a task of the data, in its language: one that matches nothing would silently not
-    apply."""
+    """Each selected task's config: given by the caller, else recorded in the build report, else the registry's. A
+    given one (``--task-file``) must be a task of the data, in its language: one that matches nothing would
+    silently not apply."""
+    report = data.report
+    in_data = {part.config.partition("--")[0] for part in data.parts} | set(report.tasks if report is not None else ())
     for name, config in (given or {}).items():
         where = config.path or f"task '{name}'"
-        if name not in names:
-            raise ConfigError(f"{where}: key 'name': task '{name}' is not in the data evaluated (its tasks: "
-                              f"{', '.join(sorted(names))}); pass the task file the build was made from")
-        if base_language(config.language) != base_language(names[name].language):
+        if name not in names and name not in in_data:
+            raise ConfigError(f"{where}: key 'name': task '{name}' is not in the data (its tasks: "
+                              f"{', '.join(sorted(in_data | set(names)))}); pass the task file the build was made from")
+        if name in names and base_language(config.language) != base_language(names[name].language):
             raise ConfigError(f"{where}: key 'language': '{config.language}', but the data's task '{name}' is in "
                               f"'{names[name].language}'; pass the task file the build was made from")
     configs = {}
@@ -352,7 +354,7 @@ def evaluate(
     data = open_dataset(dataset, split=options.split, tasks=options.select_tasks, voices=options.voices)
     selected = select_rows(data, options.selection)
     check_speech_continuations(modes, selected.tasks, explicit)
-    configs = task_configs(selected.tasks, data.report, options.tasks)
+    configs = task_configs(selected.tasks, data, options.tasks)
     out = ResultsDir(out_dir, options.results_file)
     with out.lock():
         cache = ScoreCache(Path(options.cache_path or out.score_cache_path))

@@ -26,7 +26,7 @@ from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.configs import CARD_FILE, ConfigEntry, ConfigIndexError, read_card_index, read_index
 from s2sbench.pipeline.dataset import check_features
-from s2sbench.pipeline.errors import DataError
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.manifest import DocumentError, parse_versioned, read_json, sha256_file
 
 log = logging.getLogger(__name__)
@@ -35,8 +35,9 @@ HUB_ID = re.compile(r"(?P<repo>[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:@(?P<rev
 REPORT_FILE = "build_report.json"
 
 
-class DatasetSourceError(DataError):
-    """A dataset argument that names nothing s2sbench can read; the message says what was tried."""
+class DatasetSourceError(ConfigError):
+    """A dataset argument (``--dataset``, ``--tasks``, ``--voices``) that names nothing s2sbench can read; the message
+    says what was tried."""
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,6 @@ NO_DATASET = r"dataset/README.md: not found; .*is .* a finished build directory\
 
 # --- build and results folders ----------------------------------------------------------------------------------------
 NOT_A_BUILD = {
-    "eval": (lambda w: ["eval", "--dataset", w.root, "--model", "smollm2", "--out", w.out], r"not a build folder, a dataset folder"),
     "verify": (lambda w: ["verify", w.root, "--out", w.out], r"clips.jsonl: not found; is this a finished build\?"),
     "publish": (lambda w: ["publish", w.root, "--repo-id", "o/r", "--dry-run", w.out], NO_DATASET),
     "export-original": (lambda w: ["export-original", w.root, "--out", w.out], NO_DATASET),
@@ -103,6 +102,13 @@ def test_a_folder_that_is_not_a_build(world, command):
     outcome = world.run(*argv(world))
     expect(outcome, 3, message)
     assert "Loading" not in outcome.err, "the folder is checked before a model loads"
+
+
+def test_eval_of_a_folder_that_is_not_a_build_names_what_it_reads(world):
+    """A --dataset argument that names nothing readable is a config error (exit 2), before any model loads."""
+    outcome = world.run("eval", "--dataset", world.root, "--model", "smollm2", "--out", world.out)
+    expect(outcome, 2, r"not a build folder, a dataset folder with a README.md declaring configs")
+    assert "Loading" not in outcome.err
 
 
 def test_a_corrupt_build_report(world):
@@ -170,4 +176,4 @@ def test_a_task_file_that_does_not_match_the_dataset(world):
            2, rf"key 'language': 'zh', but the data's task '{STORY_TASK}' is in 'en'")
     other = world.task(name="not-in-the-build")
     expect(world.run("eval", "--dataset", world.real_build.root, "--model", "smollm2", "--task-file", other, "--out", world.out),
-           2, rf"key 'name': task 'not-in-the-build' is not in the data evaluated \(its tasks: {CHOICE_TASK}, {STORY_TASK}\)")
+           2, rf"key 'name': task 'not-in-the-build' is not in the data \(its tasks: {CHOICE_TASK}, {STORY_TASK}\)")

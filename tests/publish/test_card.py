@@ -10,8 +10,9 @@ import pytest
 from ..real_build import CHOICE_LICENCE, CHOICE_TASK, STORY_TASK
 from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.configs import read_index
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.publish.card import describe_build, size_category
-from s2sbench.pipeline.publish.hub import PublishError, stage_repo
+from s2sbench.pipeline.publish.hub import stage_repo
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +96,7 @@ def test_licence_override_default_config_and_size_categories(build_dir, tmp_path
     data = _card(staged.folder).data
     assert data.license == "cc-by-nc-4.0" and "license_name" not in data.to_dict()
     assert [c.name for c in read_index(data, "card") if c.default] == [CHOICE_TASK]
-    with pytest.raises(PublishError, match=r"--default-config 'nope': the build has no such config \(it has: "):
+    with pytest.raises(ConfigError, match=r"--default-config 'nope': the build has no such config \(it has: "):
         stage_repo(build_dir, tmp_path / "other", "org/demo", default_config="nope")
     assert [size_category(n) for n in (999, 3742, 12_000)] == ["n<1K", "1K<n<10K", "10K<n<100K"]
 
