@@ -11,6 +11,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from s2sbench.evaluation.results_dir import RESULTS_FILE
 from s2sbench.flows.stages import names, stage, table
+from s2sbench.pipeline.errors import ConfigError
 
 
 def eval_options(tasks: list[str] | None, voices: list[str] | None, limit: int | None, split: str | None,
@@ -149,7 +150,7 @@ def sweep_flow(
 
     model_options = model_options or {}
     if checkpoint_arg in model_options:
-        raise ValueError(f"model option {checkpoint_arg!r} (--model-arg {checkpoint_arg}=...) conflicts with the sweep: it "
+        raise ConfigError(f"model option {checkpoint_arg!r} (--model-arg {checkpoint_arg}=...) conflicts with the sweep: it "
                          "sets that option to each checkpoint")  # fmt: skip
     options = eval_options(tasks, voices, limit, split, task_files, bootstrap, seed, requests_per_call)
     checkpoints = find_checkpoints(model_glob, step_pattern or DEFAULT_STEP_PATTERN)

@@ -10,6 +10,7 @@ from prefect import flow
 from prefect.artifacts import create_link_artifact, create_markdown_artifact
 
 from s2sbench.flows.stages import stage, table
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.publish.hub import (
     PublishError,
     PublishResult,
@@ -74,7 +75,7 @@ def publish_flow(build_dir: str, repo_id: str, revision: str = "main", private: 
     id for the card (default: one per source); ``default_config``: the config ``load_dataset(repo)`` opens (default:
     the build's); ``verify``: load every config back and compare rows and audio hashes."""
     if "/" not in repo_id:
-        raise ValueError(f"repo id '{repo_id}': expected ORG/NAME")
+        raise ConfigError(f"repo id '{repo_id}': expected ORG/NAME")
     if dry_run_dir is not None:
         staged = stage_task(Path(build_dir), Path(dry_run_dir), repo_id, licence, default_config)
         result = PublishResult(staged.configs, staged_dir=staged.folder)

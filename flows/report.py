@@ -9,6 +9,7 @@ from prefect import flow
 from prefect.artifacts import create_link_artifact, create_markdown_artifact
 
 from s2sbench.flows.stages import names, stage
+from s2sbench.pipeline.errors import ConfigError
 
 NORMALIZATION = "token"
 
@@ -71,11 +72,11 @@ def report_flow(results: list[str], out: str = "report.html", build_dir: str | N
     from s2sbench.evaluation.report.html import ReportOptions
 
     if not results and build_dir is None:
-        raise ValueError("nothing to report: give results (results.json, eval or sweep folders) and/or a build folder")
+        raise ConfigError("nothing to report: give results (results.json, eval or sweep folders) and/or a build folder")
     if samples < 0:
-        raise ValueError(f"samples (--samples) must be >= 0, got {samples}")
+        raise ConfigError(f"samples (--samples) must be >= 0, got {samples}")
     if (markdown or csv) and not results:
-        raise ValueError("the markdown and CSV files summarize results: give results too")
+        raise ConfigError("the markdown and CSV files summarize results: give results too")
     options = ReportOptions(title=title, normalization=normalization, samples=SampleOptions(clips_per_status=samples),
                             store_root=Path(store) if store else None)  # fmt: skip
     inputs = load_results_task([Path(path) for path in results])

@@ -73,14 +73,12 @@ def test_sigint_stops_a_verify_inside_a_long_asr_call(world):
 
 
 def test_an_interrupted_build_exits_130_and_resumes(world, prefect_harness):
-    from prefect.settings import PREFECT_API_URL
-
     world.source(rows=STORIES + [{**story, "id": story["id"] + "b"} for story in STORIES])
     task = world.task(gate={"asr": {"engine": "faster-whisper", "model": "tiny.en"}, "max_error_rate": 1.0})
     out = world.out / "build"
     command = [sys.executable, "-m", "s2sbench.flows.cli", "build", task, "--out", out, "--shard-size", "1",
                "--store", world.out / "store"]
-    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}  # the harness's server: no start-up per run
+    env = {**os.environ, "PREFECT_API_URL": prefect_harness}  # the session's server: no start-up per run
     checks = out / "work" / "t"
     code, took, err = interrupt_when(command, env, lambda: any(path.stat().st_size for path in checks.glob("*/checks.jsonl")),
                                      signal.SIGINT)
