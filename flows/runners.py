@@ -1,21 +1,44 @@
-"""Task runners: threads on one machine by default, or an existing Dask cluster (prefect-dask)."""
+"""Task runners: threads in this process (the default), a local Dask cluster of worker processes, or an existing
+Dask cluster reached by its scheduler's address (prefect-dask).
+
+Each Dask worker process loads a task's TTS and ASR models once, on its first work unit, and keeps them for every
+later one (``get_engine`` and ``get_asr`` cache them per process). A local cluster of N workers gives each worker
+cores // N for its engines' thread pools (``S2SBENCH_ENGINE_CORES``, :mod:`s2sbench.pipeline.cpu`), one task at a
+time per worker: N workers then keep N cores busy instead of fighting over them.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 
 from s2sbench.flows.commands import positive_int
+from s2sbench.pipeline.cpu import ENGINE_CORES_ENV, cores_per_worker
 from s2sbench.pipeline.errors import ConfigError
+
+RUNNERS = ("threads", "dask")
 
 
 def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("execution")
-    group.add_argument("--runner", choices=["threads", "dask"], default="threads", help="task runner (default: threads)")
-    group.add_argument("--workers", type=positive_int, default=1, help="threads, or local Dask workers when no --address is given")
-    group.add_argument("--address", help="scheduler address of an existing Dask cluster, e.g. tcp://10.0.0.5:8786")
+    group.add_argument("--runner", choices=RUNNERS, help="task runner (default: threads; dask when an address is given)")
+    group.add_argument("--workers", type=positive_int, default=1,
+                       help="threads, or local Dask worker processes (each gets cores/N for its engines)")
+    group.add_argument("--address", "--dask-scheduler", dest="address", metavar="ADDRESS",
+                       help="scheduler address of an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (implies --runner dask)")
 
 
-def make_task_runner(runner: str, workers: int = 1, address: str | None = None):
+def local_cluster_kwargs(workers: int) -> dict:
+    """A LocalCluster of ``workers`` processes, one task each at a time, each with its share of the cores (or the
+    share already set in ``S2SBENCH_ENGINE_CORES``)."""
+    engine_cores = os.environ.get(ENGINE_CORES_ENV) or str(cores_per_worker(workers))
+    return {"n_workers": workers, "threads_per_worker": 1, "processes": True, "env": {ENGINE_CORES_ENV: engine_cores}}
+
+
+def make_task_runner(runner: str | None, workers: int = 1, address: str | None = None):
+    runner = runner or ("dask" if address else "threads")
+    if workers < 1:
+        raise ConfigError(f"--workers must be >= 1, got {workers}")
     if runner == "threads":
         if address:
             raise ConfigError("--address needs --runner dask")
@@ -27,5 +50,5 @@ def make_task_runner(runner: str, workers: int = 1, address: str | None = None):
 
         if address:
             return DaskTaskRunner(address=address)
-        return DaskTaskRunner(cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True})
-    raise ConfigError(f"unknown runner '{runner}' (known: threads, dask)")
+        return DaskTaskRunner(cluster_kwargs=local_cluster_kwargs(workers))
+    raise ConfigError(f"unknown runner '{runner}' (known: {', '.join(RUNNERS)})")

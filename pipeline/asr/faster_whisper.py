@@ -16,7 +16,6 @@ works offline.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,6 +25,7 @@ import numpy as np
 from s2sbench.pipeline.asr.offline import packaged_model_dir
 from s2sbench.pipeline.asr.whisper_common import MAX_NEW_TOKENS, WhisperASR, pad_to_window
 from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.cpu import engine_cores
 
 COMPUTE_TYPES = ("default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16", "float16",
                  "bfloat16", "float32")
@@ -44,16 +44,10 @@ def resolve_model(model: str) -> tuple[str, str]:
     return model, model
 
 
-def usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 def default_workers(device: str, batch_size: int) -> int:
-    """Replicas that decode a batch in parallel: one per usable core on a CPU (at most one per clip), one on a GPU."""
-    return 1 if device.startswith("cuda") else max(1, min(batch_size, usable_cores()))
+    """Replicas that decode a batch in parallel: one per core of this process's share on a CPU (at most one per
+    clip; :func:`~s2sbench.pipeline.cpu.engine_cores`), one on a GPU."""
+    return 1 if device.startswith("cuda") else max(1, min(batch_size, engine_cores()))
 
 
 class FasterWhisperASR(WhisperASR):
@@ -76,8 +70,10 @@ class FasterWhisperASR(WhisperASR):
         workers = default_workers(device, batch_size) if num_workers is None else num_workers
         if workers < 1:
             raise ConfigError(f"faster-whisper: num_workers must be >= 1, got {workers}")
-        if not cpu_threads and workers > 1:
-            cpu_threads = 1  # a replica per core, not a replica per core times CTranslate2's default threads
+        if not cpu_threads and not device.startswith("cuda"):
+            # one thread per replica, not CTranslate2's default (4, or OMP_NUM_THREADS): the replicas, one per core of
+            # this process's share, are the parallelism
+            cpu_threads = 1
         location, identity = resolve_model(model)
         self.model = WhisperModel(location, device=device, compute_type=compute_type, cpu_threads=cpu_threads,
                                   num_workers=workers)

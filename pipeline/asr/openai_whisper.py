@@ -15,6 +15,7 @@ import numpy as np
 
 from s2sbench.pipeline.asr.offline import is_ct2_dir, openai_checkpoint, packaged_model_dir
 from s2sbench.pipeline.asr.whisper_common import MAX_NEW_TOKENS, WhisperASR, pad_to_window
+from s2sbench.pipeline.cpu import limit_torch_threads
 from s2sbench.pipeline.errors import ConfigError
 
 COMPUTE_TYPES = ("float32", "float16")
@@ -66,6 +67,8 @@ class OpenAIWhisperASR(WhisperASR):
         if compute_type == "float16" and not device.startswith("cuda"):
             raise ConfigError("openai-whisper: compute_type float16 needs device 'cuda'; use float32 on the CPU")
         checkpoint, identity = resolve_checkpoint(model)
+        if not device.startswith("cuda"):
+            limit_torch_threads()
         self.model = whisper.load_model(checkpoint, device=device)
         super().__init__(model, device, compute_type, batch_size, english_only=not self.model.is_multilingual)
         self.model_id = f"openai-whisper:{identity}"

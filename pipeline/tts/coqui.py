@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from s2sbench.pipeline.cpu import limit_torch_threads
 from s2sbench.pipeline.manifest import sha256_file
 from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform
@@ -119,6 +120,7 @@ class CoquiEngine(TTSEngine):
         if model not in self._loaded:
             from TTS.api import TTS
 
+            limit_torch_threads()
             local = local_checkpoint(model)
             try:
                 if local is None:

