@@ -48,7 +48,9 @@ BENCHES = [
     Bench("asr", "ASR: batched versus one clip at a time", "bench_asr.py"),
     Bench("asr-zh", "ASR on Mandarin (Whisper base)", "bench_asr.py",
           ["--model", "base", "--task", "demo-stories-zh", "--voice", "espeak-zh-pinyin", "--engines", "faster-whisper"]),
-    Bench("orchestration", "Orchestration: Dask and memory", "bench_orchestration.py"),
+    Bench("scaling", "Scaling: Dask workers, threads and processes", "bench_scaling.py"),
+    Bench("projections", "Full-set projections", "bench_projections.py"),
+    Bench("orchestration", "Orchestration: memory", "bench_orchestration.py"),
     Bench("synthesis", "Synthesis", "bench_synthesis.py"),
     Bench("scoring", "Scoring", "bench_scoring.py", ["--repeats", "5", "--threads", "1"]),
 ]
