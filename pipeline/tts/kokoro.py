@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
+from s2sbench.pipeline.cpu import engine_cores
 from s2sbench.pipeline.manifest import atomic_write_bytes, sha256_file
 from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors
@@ -140,6 +141,18 @@ def _versions() -> str:
     return ";".join(f"{name}=={importlib.metadata.version(name)}" for name in names)
 
 
+def _session(model: Path):
+    """The model's onnxruntime session on this process's share of the cores (kokoro-onnx's own takes them all);
+    the samples are the same at any thread count (see the module's docstring)."""
+    import onnxruntime
+    from kokoro_onnx.session import resolve_providers
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = engine_cores()
+    options.inter_op_num_threads = 1
+    return onnxruntime.InferenceSession(str(model), options, providers=resolve_providers())
+
+
 class KokoroOptions(StrictSection):
     lang: str | None = None  # the espeak-ng language of the phonemizer (default: from the voice's language)
     speed: float = Field(default=1.0, ge=0.5, le=2.0)  # times the retry's rate
@@ -181,7 +194,7 @@ class KokoroEngine(TTSEngine):
                 random_ops = _random_ops(model)
                 if random_ops:  # unseeded noise: the same text and seed would not give the same samples
                     raise SynthesisError(f"{model}: unseedable random ops in the graph: {sorted(set(random_ops))}")
-                self._loaded[files] = Kokoro(str(model), str(files.voices))
+                self._loaded[files] = Kokoro.from_session(_session(model), str(files.voices))
             return self._loaded[files]
 
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:

