@@ -15,10 +15,12 @@ that first build) is printed too.
   threads-2x1  2 threads in one process, engines on 1 core
   dask-2x2     2 Dask worker processes, engines on 2 cores each: not pinned, so their thread pools compete
 
-"Engines on K cores" is S2SBENCH_ENGINE_CORES=K (ONNX Runtime intra-op threads, CTranslate2 replicas x threads,
-torch threads); see s2sbench.pipeline.cpu. Each configuration's dataset rows (ids and audio hashes) are compared with
-dask-1x1's. ``--rounds R`` runs every configuration R times, round after round, and keeps each one's fastest build
-(the machine's other jobs only ever slow a run down). The machine's load average is printed with every run.
+"Engines on K cores" is S2SBENCH_ENGINE_CORES=K (CTranslate2 replicas, onnxruntime and torch threads; Piper runs
+each call on one thread whatever K is); see s2sbench.pipeline.cpu. Each configuration's dataset rows (ids and audio
+hashes) are compared with the first one's, and the CPU time of the process that runs the flow (for Dask also the
+scheduler and the nannies) is printed: on 2 cores it is taken from the workers. ``--rounds R`` runs every
+configuration R times, round after round, and keeps each one's fastest build (the machine's other jobs only ever
+slow a run down). The machine's load average is printed with every run.
 
 Usage:  python bench/bench_scaling.py [--items 32] [--rounds 1] [--only dask-1x1 dask-2x1] [--json out.json]
 """
@@ -96,13 +98,13 @@ def child(config: Config, warm_task: Path, task: Path, scratch: Path) -> dict:
         build(warm_task, scratch / "warm", scratch / "warm-store", 1)
         cold_s = time.perf_counter() - started
         load_before = os.getloadavg()[0]
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         build(task, scratch / "build", scratch / "store", SHARD_SIZE)
-        build_s = time.perf_counter() - started
+        build_s, driver_cpu_s = time.perf_counter() - started, time.process_time() - cpu_started
     rows = [(row.id, sorted((role, clip.audio_sha256) for role, clip in row.clips.items()))
             for row in BuildDir(scratch / "build").read_manifest()]
-    return {"cold_s": cold_s, "build_s": build_s, "load_before": load_before, "load_after": os.getloadavg()[0],
-            "rows": rows}
+    return {"cold_s": cold_s, "build_s": build_s, "driver_cpu_s": driver_cpu_s, "load_before": load_before,
+            "load_after": os.getloadavg()[0], "rows": rows}
 
 
 def run_config(config: Config, warm_task: Path, task: Path, scratch: Path, env: dict) -> dict:
@@ -120,7 +122,7 @@ def summarize(items: int, rounds: int, runs: dict[str, list[dict]]) -> dict:
     figures = {
         "items": items, "clips": 3 * items, "shard_size": SHARD_SIZE, "rounds": rounds, "cores": os.cpu_count(),
         "configs": {name: {"what": BY_NAME[name].what, "build_s": round(run["build_s"], 2),
-                           "cold_s": round(run["cold_s"], 2),
+                           "cold_s": round(run["cold_s"], 2), "driver_cpu_s": round(run["driver_cpu_s"], 1),
                            "load": [round(run["load_before"], 1), round(run["load_after"], 1)],
                            "same_rows": run["rows"] == reference, "rows": len(run["rows"])}
                     for name, run in best.items()},
@@ -148,10 +150,11 @@ def readme_section(figures: dict) -> str:
         f"context and both endings spoken, shard size {figures['shard_size']}), each configuration in its own process "
         f"on a cold clip store after a warm-up build (models loaded); fastest of {figures['rounds']} round(s). "
         "Engines on K cores: `S2SBENCH_ENGINE_CORES=K`.", "",
-        "| configuration | build s | cold s (start, load, first build) | load avg | same rows |", "|---|---|---|---|---|",
+        "| configuration | build s | cold s (start, load, first build) | CPU s of the flow's process | load avg | same rows |",
+        "|---|---|---|---|---|---|",
     ]
     for name, run in figures["configs"].items():
-        lines.append(f"| `{name}`: {run['what']} | {run['build_s']} | {run['cold_s']} | "
+        lines.append(f"| `{name}`: {run['what']} | {run['build_s']} | {run['cold_s']} | {run['driver_cpu_s']} | "
                      f"{run['load'][0]} -> {run['load'][1]} | {'yes' if run['same_rows'] else '**no**'} |")
     ratios = figures["ratios"]
     labels = {
