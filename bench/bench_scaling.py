@@ -17,10 +17,11 @@ that first build) is printed too.
 
 "Engines on K cores" is S2SBENCH_ENGINE_CORES=K (CTranslate2 replicas, onnxruntime and torch threads; Piper runs
 each call on one thread whatever K is); see s2sbench.pipeline.cpu. Each configuration's dataset rows (ids and audio
-hashes) are compared with the first one's, and the CPU time of the process that runs the flow (for Dask also the
-scheduler and the nannies) is printed: on 2 cores it is taken from the workers. ``--rounds R`` runs every
-configuration R times, round after round, and keeps each one's fastest build (the machine's other jobs only ever
-slow a run down). The machine's load average is printed with every run.
+hashes) are compared with the first one's. The CPU seconds per clip of the processes that run the work units (the
+Dask workers, or the one process) show what running two costs on this machine whatever its load, and the CPU time
+of the process that runs the flow (for Dask also the scheduler and the nannies), which on 2 cores is taken from the
+workers. ``--rounds R`` runs every configuration R times, round after round, and keeps each one's fastest build
+(the machine's other jobs only ever slow a run down). The machine's load average is printed with every run.
 
 Usage:  python bench/bench_scaling.py [--items 32] [--rounds 1] [--only dask-1x1 dask-2x1] [--json out.json]
 """
@@ -72,6 +73,7 @@ def child(config: Config, warm_task: Path, task: Path, scratch: Path) -> dict:
     from s2sbench.pipeline.builddir import BuildDir
 
     started = time.perf_counter()
+    workers_cpu = time.process_time  # CPU seconds of the processes that run the work units
     with ExitStack() as stack:
         if config.runner == "library":
             from s2sbench.pipeline.build import run_build
@@ -84,10 +86,14 @@ def child(config: Config, warm_task: Path, task: Path, scratch: Path) -> dict:
             from s2sbench.flows.runners import local_cluster_kwargs, make_task_runner
 
             if config.runner == "dask":
-                from dask.distributed import LocalCluster
+                from dask.distributed import Client, LocalCluster
 
                 cluster = stack.enter_context(LocalCluster(**local_cluster_kwargs(config.workers), dashboard_address=None))
                 runner = make_task_runner("dask", address=cluster.scheduler_address)
+                client = stack.enter_context(Client(cluster))
+
+                def workers_cpu() -> float:
+                    return sum(client.run(time.process_time).values())
             else:
                 runner = make_task_runner("threads", config.workers)
 
@@ -98,12 +104,14 @@ def child(config: Config, warm_task: Path, task: Path, scratch: Path) -> dict:
         build(warm_task, scratch / "warm", scratch / "warm-store", 1)
         cold_s = time.perf_counter() - started
         load_before = os.getloadavg()[0]
-        started, cpu_started = time.perf_counter(), time.process_time()
+        started, cpu_started, workers_cpu_started = time.perf_counter(), time.process_time(), workers_cpu()
         build(task, scratch / "build", scratch / "store", SHARD_SIZE)
         build_s, driver_cpu_s = time.perf_counter() - started, time.process_time() - cpu_started
+        workers_cpu_s = workers_cpu() - workers_cpu_started
     rows = [(row.id, sorted((role, clip.audio_sha256) for role, clip in row.clips.items()))
             for row in BuildDir(scratch / "build").read_manifest()]
-    return {"cold_s": cold_s, "build_s": build_s, "driver_cpu_s": driver_cpu_s, "load_before": load_before,
+    return {"cold_s": cold_s, "build_s": build_s, "driver_cpu_s": driver_cpu_s, "workers_cpu_s": workers_cpu_s,
+            "load_before": load_before,
             "load_after": os.getloadavg()[0], "rows": rows}
 
 
@@ -123,6 +131,7 @@ def summarize(items: int, rounds: int, runs: dict[str, list[dict]]) -> dict:
         "items": items, "clips": 3 * items, "shard_size": SHARD_SIZE, "rounds": rounds, "cores": os.cpu_count(),
         "configs": {name: {"what": BY_NAME[name].what, "build_s": round(run["build_s"], 2),
                            "cold_s": round(run["cold_s"], 2), "driver_cpu_s": round(run["driver_cpu_s"], 1),
+                           "cpu_s_per_clip": round(run["workers_cpu_s"] / (3 * items), 3),
                            "load": [round(run["load_before"], 1), round(run["load_after"], 1)],
                            "same_rows": run["rows"] == reference, "rows": len(run["rows"])}
                     for name, run in best.items()},
@@ -140,6 +149,9 @@ def summarize(items: int, rounds: int, runs: dict[str, list[dict]]) -> dict:
         "dask_2_workers_pinned_over_unpinned": ratio("dask-2x2", "dask-2x1"),
         "dask_2_workers_over_2_threads": ratio("threads-2", "dask-2x1"),
         "dask_2_workers_over_2_threads_1_core": ratio("threads-2x1", "dask-2x1"),
+        # 1.0: two workers spend on a clip the CPU one spends; below 1, running two costs CPU (shared caches, SMT)
+        "cpu_per_clip_1_over_2_workers": (round(best["dask-1x1"]["workers_cpu_s"] / best["dask-2x1"]["workers_cpu_s"], 2)
+                                          if "dask-1x1" in best and "dask-2x1" in best else None),
     }
     return figures
 
@@ -150,11 +162,13 @@ def readme_section(figures: dict) -> str:
         f"context and both endings spoken, shard size {figures['shard_size']}), each configuration in its own process "
         f"on a cold clip store after a warm-up build (models loaded); fastest of {figures['rounds']} round(s). "
         "Engines on K cores: `S2SBENCH_ENGINE_CORES=K`.", "",
-        "| configuration | build s | cold s (start, load, first build) | CPU s of the flow's process | load avg | same rows |",
-        "|---|---|---|---|---|---|",
+        "| configuration | build s | cold s (start, load, first build) | CPU s per clip (work units) | CPU s of the flow's "
+        "process | load avg | same rows |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, run in figures["configs"].items():
-        lines.append(f"| `{name}`: {run['what']} | {run['build_s']} | {run['cold_s']} | {run['driver_cpu_s']} | "
+        lines.append(f"| `{name}`: {run['what']} | {run['build_s']} | {run['cold_s']} | {run['cpu_s_per_clip']} | "
+                     f"{run['driver_cpu_s']} | "
                      f"{run['load'][0]} -> {run['load'][1]} | {'yes' if run['same_rows'] else '**no**'} |")
     ratios = figures["ratios"]
     labels = {
@@ -163,9 +177,11 @@ def readme_section(figures: dict) -> str:
         "dask_2_workers_pinned_over_unpinned": "2 Dask workers pinned to 1 core each / not pinned",
         "dask_2_workers_over_2_threads": "2 Dask workers / 2 threads",
         "dask_2_workers_over_2_threads_1_core": "2 Dask workers / 2 threads with 1 engine core",
+        "cpu_per_clip_1_over_2_workers": "CPU per clip of 1 Dask worker / of 2 (1.0: running two costs no CPU)",
     }
     lines += ["", "| speed-up | x |", "|---|---|"]
-    lines += [f"| {label} | **{ratios[key]}x** |" for key, label in labels.items() if ratios.get(key) is not None]
+    lines += [f"| {label} | **{ratios[key]}{'' if key.startswith('cpu') else 'x'}** |" for key, label in labels.items()
+              if ratios.get(key) is not None]
     return "\n".join(lines)
 
 
