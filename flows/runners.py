@@ -14,7 +14,7 @@ import os
 
 from s2sbench.flows.commands import positive_int
 from s2sbench.pipeline.cpu import ENGINE_CORES_ENV, cores_per_worker
-from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.errors import ConfigError, EnvironmentFault
 
 RUNNERS = ("threads", "dask")
 
@@ -49,6 +49,22 @@ def make_task_runner(runner: str | None, workers: int = 1, address: str | None =
         from prefect_dask import DaskTaskRunner
 
         if address:
+            check_scheduler(address)
             return DaskTaskRunner(address=address)
         return DaskTaskRunner(cluster_kwargs=local_cluster_kwargs(workers))
     raise ConfigError(f"unknown runner '{runner}' (known: {', '.join(RUNNERS)})")
+
+
+def check_scheduler(address: str, timeout_s: float = 10) -> None:
+    """Fail before the flow starts when no Dask scheduler answers at ``address`` (Prefect would fail inside the flow
+    run with whatever the bytes at that address decode to)."""
+    from distributed import Client
+
+    try:
+        with Client(address, timeout=timeout_s):
+            pass
+    except Exception as error:  # refused, timed out, or something that is not a Dask scheduler answered
+        raise EnvironmentFault(
+            f"--address {address}: no Dask scheduler answers there ({type(error).__name__}: {error}); start one "
+            f"with `dask scheduler` and its workers with `dask worker {address}` (docs/orchestration.md)"
+        ) from error

@@ -3,6 +3,8 @@ and the key, with a suggestion for a misspelt name; nothing is built."""
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from s2sbench.pipeline.errors import ConfigError
@@ -58,7 +60,16 @@ def test_no_command_prints_the_help(world):
 
 
 def test_address_without_dask_is_a_config_error(world):
-    expect(world.run(*build(world, world.task(), "--address", "tcp://10.0.0.5:8786")), 2, r"--address needs --runner dask")
+    expect(world.run(*build(world, world.task(), "--runner", "threads", "--address", "tcp://10.0.0.5:8786")), 2,
+           r"--address needs --runner dask")
+
+
+def test_an_address_where_no_scheduler_answers_is_an_environment_error(world):
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    expect(world.run(*build(world, world.task(), "--address", f"tcp://127.0.0.1:{port}")), 5,
+           rf"--address tcp://127.0.0.1:{port}: no Dask scheduler answers there")
 
 
 # --- task files: unknown keys with a suggestion, exact types, ranges, templates, names ---------------------------
