@@ -11,19 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from s2sbench.pipeline.records import Item
-from s2sbench.pipeline.sources.rows import (
-    DroppedRow,
-    ReadOptions,
-    Row,
-    RowPolicy,
-    read_delimited,
-    read_hub,
-    require_columns,
-    source_of,
-    source_path,
-    takes_options,
-    text_cell,
-)
+from s2sbench.pipeline.sources.rows import (DroppedRow, ReadOptions, Row, RowPolicy, read_delimited, read_hub,
+                                            require_columns, source_path, takes_options, text_cell)
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
 
 LETTERS = ("A", "B", "C", "D")
@@ -91,14 +80,12 @@ def _question(task: TaskConfig, policy: RowPolicy, subject: str, row: Row) -> It
     if answer not in LETTERS:
         return policy.bad(row, "Answer", f"answer {answer!r} is not one of {', '.join(LETTERS)}")
     number = text_cell(row, "") or text_cell(row, "Unnamed: 0") or f"L{row.line}"
-    record = {
-        "id": f"{task.name}-{subject}-{number}",
-        "task": task.name,
-        "language": task.language,
-        "context": question,
-        "candidates": options,
-        "right": LETTERS.index(answer),
-        "source": source_of(row),
-        "meta": {"subject": subject, "question": question, "options": options, "answer": answer},
-    }
-    return policy.item(row, record, "<row>")
+    return policy.item(
+        row,
+        "<row>",
+        id=f"{task.name}-{subject}-{number}",
+        context=question,
+        candidates=options,
+        right=LETTERS.index(answer),
+        meta={"subject": subject, "question": question, "options": options, "answer": answer},
+    )

@@ -13,19 +13,8 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from s2sbench.pipeline.records import Item
-from s2sbench.pipeline.sources.rows import (
-    DroppedRow,
-    ReadOptions,
-    Row,
-    RowPolicy,
-    join_sentences,
-    read_hub,
-    read_table,
-    require_columns,
-    source_of,
-    source_path,
-    takes_options,
-)
+from s2sbench.pipeline.sources.rows import (DroppedRow, ReadOptions, Row, RowPolicy, join_sentences, read_hub,
+                                            read_table, require_columns, source_path, takes_options)
 from s2sbench.pipeline.tasks import TaskConfig
 
 DEFAULT_COLUMNS: dict[str, Any] = {"id": "id", "context": "context", "candidates": "candidates", "right": "right"}
@@ -77,13 +66,11 @@ def _item(task: TaskConfig, policy: RowPolicy, row: Row, columns: dict, labels: 
         right = labels.index(str(right).strip())
     elif isinstance(right, str) and right.strip().lstrip("-").isdigit():
         right = int(right)
-    record = {
-        "id": str(row.values[columns["id"]]),
-        "task": task.name,
-        "language": task.language,
-        "context": context,
-        "candidates": candidates,
-        "right": right,
-        "source": source_of(row),
-    }
-    return policy.item(row, record, columns["id"])
+    return policy.item(
+        row,
+        columns["id"],
+        id=str(row.values[columns["id"]]),
+        context=context,
+        candidates=candidates,
+        right=right,
+    )

@@ -89,8 +89,10 @@ class RowPolicy:
             raise ManifestError(row.file, row.line, field, problem)
         return DroppedRow(row.file, row.line, field, problem)
 
-    def item(self, row: Row, record: dict[str, Any], id_field: str) -> Item | DroppedRow:
-        """Validate ``record`` as an Item (duplicate ids included); a problem goes through the policy."""
+    def item(self, row: Row, id_field: str, **fields: Any) -> Item | DroppedRow:
+        """The Item of ``row`` from its ``fields`` (id, context, candidates, right, meta), with the task's name and
+        language and the row's provenance; a problem (duplicate ids included) goes through the policy."""
+        record = {"task": self.task.name, "language": self.task.language, **fields, "source": source_of(row)}
         first = self._ids.get(record["id"])
         if first is not None:
             return self.bad(row, id_field, f"duplicate id '{record['id']}' (first on line {first})")

@@ -12,20 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from s2sbench.pipeline.records import Item
-from s2sbench.pipeline.sources.rows import (
-    DroppedRow,
-    ReadOptions,
-    Row,
-    RowPolicy,
-    join_sentences,
-    read_hub,
-    read_table,
-    require_columns,
-    source_of,
-    source_path,
-    takes_options,
-    text_cell,
-)
+from s2sbench.pipeline.sources.rows import (DroppedRow, ReadOptions, Row, RowPolicy, join_sentences, read_hub,
+                                            read_table, require_columns, source_path, takes_options, text_cell)
 from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
 
 # The two column dialects: the original CSV (CamelCase) and the hub datasets (snake_case).
@@ -77,14 +65,12 @@ def _story(task: TaskConfig, policy: RowPolicy, row: Row, columns: dict) -> Item
         return policy.bad(row, columns["right"], f"answer label {label!r} is not 1 or 2")
     story_id = text_cell(row, columns["id"])
     sentences = [texts[column] for column in columns["sentences"]]
-    record = {
-        "id": f"{task.name}-{story_id}" if story_id else f"{task.name}-L{row.line}",
-        "task": task.name,
-        "language": task.language,
-        "context": join_sentences(sentences, task.language),
-        "candidates": [texts[column] for column in columns["endings"]],
-        "right": int(label) - 1,
-        "source": source_of(row),
-        "meta": {"story_id": story_id, "sentences": sentences},
-    }
-    return policy.item(row, record, columns["id"] if story_id else "<row>")
+    return policy.item(
+        row,
+        columns["id"] if story_id else "<row>",
+        id=f"{task.name}-{story_id}" if story_id else f"{task.name}-L{row.line}",
+        context=join_sentences(sentences, task.language),
+        candidates=[texts[column] for column in columns["endings"]],
+        right=int(label) - 1,
+        meta={"story_id": story_id, "sentences": sentences},
+    )
