@@ -49,7 +49,6 @@ def make_task_runner(runner: str | None, workers: int = 1, address: str | None =
         from prefect_dask import DaskTaskRunner
 
         if address:
-            check_scheduler(address)
             return DaskTaskRunner(address=address)
         return DaskTaskRunner(cluster_kwargs=local_cluster_kwargs(workers))
     raise ConfigError(f"unknown runner '{runner}' (known: {', '.join(RUNNERS)})")

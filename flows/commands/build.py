@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from s2sbench.flows.commands import add_command, positive_int
-from s2sbench.flows.runners import add_runner_arguments, make_task_runner
+from s2sbench.flows.runners import add_runner_arguments, check_scheduler, make_task_runner
 
 EXAMPLES = """examples:
   s2sbench build demo-stories-en --out build/
@@ -50,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     configs = [load_task(task) for task in args.tasks]
     BuildDir(args.out).preflight(build_inputs(configs, args.limit, args.shard_size, args.seed), args.rebuild)
     runner = make_task_runner(args.runner, args.workers, args.address)
+    if args.address:
+        check_scheduler(args.address)
     report = build_flow.with_options(task_runner=runner)(
         tasks=args.tasks,
         out_dir=str(args.out),
