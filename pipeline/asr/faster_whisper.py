@@ -76,8 +76,6 @@ class FasterWhisperASR(WhisperASR):
             # one thread per replica, not CTranslate2's default (4, or OMP_NUM_THREADS): the replicas, one per core of
             # this process's share, are the parallelism
             cpu_threads = 1
-        if not isinstance(pack_clips, bool):
-            raise ConfigError(f"faster-whisper: pack_clips must be true or false, got {pack_clips!r}")
         location, identity = resolve_model(model)
         self.model = WhisperModel(location, device=device, compute_type=compute_type, cpu_threads=cpu_threads,
                                   num_workers=workers)
