@@ -124,7 +124,8 @@ class FasterWhisperASR(WhisperASR):
         alone = [index for index in range(len(clips)) if index not in texts]
         for index, text in zip(alone, super()._decode_short([clips[index] for index in alone], language)):
             texts[index] = text
-        self.packing.add(sum(len(window.placements) for window in shared), len(alone))
+        packed = {placement.index for window in shared for placement in window.placements}
+        self.packing.add(len(packed), len(packed.intersection(alone)))
         return [texts[index] for index in range(len(clips))]
 
     def _on_replicas(self, windows: Sequence[np.ndarray], tokenizer, timestamps: bool) -> list[tuple[list[int], bool]]:

@@ -152,7 +152,8 @@ def _near(placements: Sequence[Placement], segment: Segment) -> list[int]:
 
 
 class PackingCounts:
-    """How many clips an engine decoded in packed windows, and how many of those it decoded again alone."""
+    """How many clips an engine put in shared windows, and how many of those it decoded again alone (a clip alone
+    in its window counts in neither)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # one engine serves the build's threads

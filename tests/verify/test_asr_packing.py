@@ -65,6 +65,13 @@ def test_a_silent_clip_between_speech_is_decoded_alone_with_its_neighbours(clips
     assert error_rate(SENTENCES[2], heard[3], "en").rate <= 0.15
 
 
+def test_a_clip_too_long_to_share_a_window_is_decoded_as_without_packing(clips, packed_asr, fw_asr):
+    long_clip = np.concatenate([clips[0], np.zeros(27 * SAMPLE_RATE_HZ - len(clips[0]), np.float32)])
+    before = (packed_asr.packing.packed, packed_asr.packing.redone)
+    assert packed_asr.transcribe([long_clip, clips[1]], "en") == fw_asr.transcribe([long_clip, clips[1]], "en")
+    assert (packed_asr.packing.packed, packed_asr.packing.redone) == before  # two windows of one clip each
+
+
 def test_pack_fills_windows_in_order_and_gives_a_long_clip_its_own():
     second = SAMPLE_RATE_HZ
     windows = pack([5 * second, 10 * second, 12 * second, 29 * second, 3 * second])
