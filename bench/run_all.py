@@ -45,9 +45,10 @@ class Bench:
 
 BENCHES = [
     Bench("flow-overhead", "Flow overhead per stage", "bench_flow_overhead.py"),
-    Bench("asr", "ASR: batched versus one clip at a time", "bench_asr.py"),
+    Bench("asr", "ASR: one clip at a time, batched, packed", "bench_asr.py", ["--engines", "faster-whisper", "--limit", "14"]),
     Bench("asr-zh", "ASR on Mandarin (Whisper base)", "bench_asr.py",
-          ["--model", "base", "--task", "demo-stories-zh", "--voice", "espeak-zh-pinyin", "--engines", "faster-whisper"]),
+          ["--model", "base", "--task", "demo-stories-zh", "--engines", "faster-whisper", "--limit", "13"]),
+    Bench("asr-openai", "ASR: openai-whisper batched", "bench_asr.py", ["--engines", "openai-whisper"]),
     Bench("scaling", "Scaling: Dask workers, threads and processes", "bench_scaling.py"),
     Bench("projections", "Full-set projections", "bench_projections.py"),
     Bench("orchestration", "Orchestration: memory", "bench_orchestration.py"),

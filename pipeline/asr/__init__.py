@@ -8,6 +8,7 @@ third-party backends can register under the ``s2sbench.asr`` entry-point group.
 from __future__ import annotations
 
 import inspect
+import typing
 from typing import Any
 
 from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
@@ -35,15 +36,28 @@ def asr_engine_names() -> list[str]:
 
 
 def check_asr_options(engine: str, options: dict[str, Any], where: str = "") -> type[ASREngine]:
-    """The engine class, after checking ``options`` against the keyword arguments its constructor takes."""
+    """The engine class, after checking ``options`` against the keyword arguments its constructor takes: their
+    names, and their values against the annotations (exact types: ``"yes"`` is not ``true``)."""
+    from pydantic import ConfigDict, TypeAdapter, ValidationError
+
     backend = ASR_ENGINES.get(engine, where)
+    prefix = f"{where}: ASR engine {engine}: " if where else f"ASR engine {engine}: "
     parameters = inspect.signature(backend.__init__).parameters
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        known = [name for name, p in parameters.items() if name not in ("self", "model") and p.kind is not p.VAR_POSITIONAL]
-        for name in options:
-            if name not in known:
-                prefix = f"{where}: " if where else ""
-                raise ConfigError(f"{prefix}ASR engine {engine}: " + unknown_name("option", name, known))
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return backend
+    known = [name for name, p in parameters.items() if name not in ("self", "model") and p.kind is not p.VAR_POSITIONAL]
+    try:
+        hints = typing.get_type_hints(backend.__init__)
+    except (NameError, TypeError):  # a third-party annotation that does not resolve at run time: names checked only
+        hints = {}
+    for name, value in options.items():
+        if name not in known:
+            raise ConfigError(prefix + unknown_name("option", name, known))
+        if name in hints:
+            try:
+                TypeAdapter(hints[name], config=ConfigDict(strict=True)).validate_python(value)
+            except ValidationError as error:
+                raise ConfigError(f"{prefix}option '{name}': {error.errors()[0]['msg']}, got {value!r}") from None
     return backend
 
 

@@ -71,6 +71,11 @@ class WhisperASR(ASREngine):
     def _decode_window(self, clips: Sequence[np.ndarray], language: str) -> list[str]:
         """Greedy-decode clips that fit one 30-second window, as one batch."""
 
+    def _decode_short(self, clips: Sequence[np.ndarray], language: str) -> list[str]:
+        """Greedy-decode clips of at most 30 s each: ``batch_size`` clips to a window batch."""
+        return [text for start in range(0, len(clips), self.batch_size)
+                for text in self._decode_window(clips[start : start + self.batch_size], language)]
+
     @abc.abstractmethod
     def _transcribe_long(self, clip: np.ndarray, language: str) -> str:
         """Transcribe one clip longer than the window."""
@@ -85,10 +90,8 @@ class WhisperASR(ASREngine):
         texts: list[str | None] = [None] * len(checked)
         short = [index for index, clip in enumerate(checked) if len(clip) <= WINDOW_SAMPLES]
         try:
-            for start in range(0, len(short), self.batch_size):
-                batch = short[start : start + self.batch_size]
-                for index, text in zip(batch, self._decode_window([checked[i] for i in batch], code)):
-                    texts[index] = text
+            for index, text in zip(short, self._decode_short([checked[i] for i in short], code)):
+                texts[index] = text
             for index, clip in enumerate(checked):
                 if texts[index] is None:
                     texts[index] = self._transcribe_long(clip, code)
