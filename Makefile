@@ -44,10 +44,10 @@ demo: setup
 	$(BIN)/s2sbench demo --out demo-out
 
 test: setup
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" -n auto --maxprocesses 4
 
 test-all: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4
 
 bench: setup
 	$(BIN)/python bench/run_all.py

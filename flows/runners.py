@@ -57,9 +57,15 @@ def make_task_runner(runner: str | None, workers: int = 1, address: str | None =
 def check_scheduler(address: str, timeout_s: float = 10) -> None:
     """Fail before the flow starts when no Dask scheduler answers at ``address`` (Prefect would fail inside the flow
     run with whatever the bytes at that address decode to)."""
+    import socket
+    from urllib.parse import urlsplit
+
     from distributed import Client
 
+    where = urlsplit(address if "://" in address else f"tcp://{address}")
     try:
+        # a refused or unroutable address fails here at once; Client would retry it for the whole timeout
+        socket.create_connection((where.hostname, where.port or 8786), timeout=timeout_s).close()
         with Client(address, timeout=timeout_s):
             pass
     except Exception as error:  # refused, timed out, or something that is not a Dask scheduler answered

@@ -7,12 +7,25 @@ import tempfile
 import pytest
 
 _SESSION_DIR = tempfile.mkdtemp(prefix="s2sbench-tests-")
+# Under pytest-xdist each worker is a session of its own, with its own Prefect home (server, database) and clip store.
+# The controller process imports this file first and its values reach the workers through the environment: a worker
+# replaces the ones under the controller's session folder (and keeps any the user set).
+_INHERITED_SESSION_DIR = os.environ.get("S2SBENCH_TESTS_SESSION_DIR")
+os.environ["S2SBENCH_TESTS_SESSION_DIR"] = _SESSION_DIR
+
+
+def _session_default(key: str, value: str) -> None:
+    current = os.environ.get(key)
+    if current is None or (_INHERITED_SESSION_DIR and current.startswith(_INHERITED_SESSION_DIR)):
+        os.environ[key] = value
+
+
 # Set before anything imports prefect: analytics off (no network), a private PREFECT_HOME so result persistence and
 # the ephemeral server's database never touch the user's, and a patient server start-up on this 2-core machine.
-os.environ.setdefault("PREFECT_HOME", os.path.join(_SESSION_DIR, "prefect"))
+_session_default("PREFECT_HOME", os.path.join(_SESSION_DIR, "prefect"))
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
-os.environ.setdefault("S2SBENCH_CLIP_STORE", os.path.join(_SESSION_DIR, "clips"))
+_session_default("S2SBENCH_CLIP_STORE", os.path.join(_SESSION_DIR, "clips"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
