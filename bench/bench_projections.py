@@ -148,12 +148,12 @@ def readme_section(figures: dict) -> str:
         cells = [f"{entry['runs'][str(n)]['s_per_item']} s, **{entry['runs'][str(n)]['projected_h']} h**" for n in workers]
         lines.append(f"| {name} | {figures['items']} ({entry['full_items']:,}) | {entry['text']} | "
                      f"{', '.join(entry['voices'])} | {entry['gate']} | " + " | ".join(cells) + " |")
-    lines += ["", "| set | workers | timed build s | start-up and first build s | rows kept | load avg |",
+    lines += ["", "| set | workers | timed build s | start-up and first build s | rows kept (items x voices) | load avg |",
               "|---|---|---|---|---|---|"]
     for name, entry in figures["sets"].items():
         for n in workers:
             run = entry["runs"][str(n)]
-            lines.append(f"| {name} | {n} | {run['build_s']} | {run['startup_s']} | {run['rows_kept']}/{figures['items']} "
+            lines.append(f"| {name} | {n} | {run['build_s']} | {run['startup_s']} | {run['rows_kept']}/{figures['items'] * len(entry['voices'])} "
                          f"| {run['load'][0]} -> {run['load'][1]} |")
     return "\n".join(lines)
 
