@@ -13,6 +13,8 @@ evaluation, the report) goes through :class:`BuildDir`; no other code joins path
     build_report.json                BuildReport
     reverify/<model>/                verification.jsonl + report.json of `s2sbench verify`
     hub-repo/                        the default folder of `s2sbench publish --dry-run`
+    clips/                           the clip store of a folder made by `s2sbench import-original` (a build's own
+                                     clips live in the shared store it names)
 
 Resume is a property of the data: shard files are keyed by deterministic ids and ``.done`` closes a shard, so a
 killed build re-run skips what is written and never duplicates a row. It is only sound for the same inputs, so
@@ -154,6 +156,7 @@ class BuildDir:
         self.report_path = self.root / "build_report.json"
         self.reverify_dir = self.root / "reverify"
         self.hub_repo_dir = self.root / "hub-repo"
+        self.own_store_dir = self.root / "clips"
 
     def __repr__(self) -> str:
         return f"BuildDir({str(self.root)!r})"

@@ -345,7 +345,7 @@ def import_original(sets: list[OriginalSet], out_dir: str | Path | BuildDir) -> 
             if previous is None or previous.origin != "import-original":
                 raise BuildDirError(f"{build.root} holds a build; import into a new folder")
             build.discard()
-        store = ClipStore(build.root / "clips")
+        store = ClipStore(build.own_store_dir)
         rows_by_task: dict[str, list[BuildRow]] = {}
         items: dict[str, dict[str, Item]] = {}  # task -> item id -> item, over all voices of the task
         languages: dict[str, str] = {}
