@@ -11,14 +11,13 @@ factory with ``**options`` and no declaration (a third-party one) takes any name
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.errors import ConfigError, did_you_mean
 
 FORWARDS = "__s2sbench_forwards__"
 REQUIRED = inspect.Parameter.empty
@@ -146,9 +145,7 @@ def check_options(model: str, factory: Any, values: Mapping[str, Any]) -> dict[s
             if schema.takes_any:
                 checked[name] = value
                 continue
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise ModelOptionError(f"model '{model}': unknown option '{name}'{hint} (options: {listing})")
+            raise ModelOptionError(f"model '{model}': unknown option '{name}'{did_you_mean(name, known)} (options: {listing})")
         try:
             checked[name] = _validator(option).validate_python(value)
         except ValidationError as error:

@@ -67,9 +67,9 @@ def get_asr(engine: str, model: str, **options: object) -> ASREngine:
     Options go to the backend (``device``, ``compute_type``, ``batch_size``, ...). Instances are cached per arguments.
     A model that cannot load is an :class:`ASRLoadError` naming the engine and the model.
     """
-    backend = check_asr_options(engine, options)
     key = (engine, model, tuple(sorted((name, repr(value)) for name, value in options.items())))
     if key not in _LOADED:
+        backend = check_asr_options(engine, options)  # a cached instance's arguments were checked when it loaded
         try:
             _LOADED[key] = backend(model, **options)
         except S2SBenchError:
