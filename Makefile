@@ -44,10 +44,10 @@ demo: setup
 	$(BIN)/s2sbench demo --out demo-out
 
 test: setup
-	$(BIN)/python -m pytest -q -m "not slow" -n auto --maxprocesses 4
+	$(BIN)/python -m pytest -q -m "not slow" -n auto --maxprocesses 4 --dist worksteal
 
 test-all: setup
-	$(BIN)/python -m pytest -q -n auto --maxprocesses 4
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist worksteal
 
 bench: setup
 	$(BIN)/python bench/run_all.py

@@ -34,7 +34,9 @@ def recorded_run(flow_name: str, task_runs: int, timeout_s: float = 60, **parame
 
     deadline = time.monotonic() + timeout_s
     with get_client(sync_client=True) as client:
-        runs = client.read_flow_runs(flow_filter=FlowFilter(name=FlowFilterName(any_=[flow_name])), sort=FlowRunSort.ID_DESC)
+        # newest first: the run looked for was just made, however many others the test run's server holds
+        runs = client.read_flow_runs(flow_filter=FlowFilter(name=FlowFilterName(any_=[flow_name])),
+                                     sort=FlowRunSort.EXPECTED_START_TIME_DESC)
         matching = [run for run in runs if parameters.items() <= run.parameters.items()]
         assert matching, f"no run of flow '{flow_name}' with parameters {parameters}"
         run = max(matching, key=lambda candidate: candidate.created)

@@ -1,8 +1,9 @@
 """A small real build for the tests of everything downstream of a build (publish, card, export/import, report, eval).
 
-It is made once per test session by the build flow (:func:`s2sbench.flows.build.build_flow`, on the session's Prefect
-server), which the flow tests then check through the Prefect API: Piper speaks two English voices (context and
-candidates), espeak-ng speaks Chinese (context only), Whisper tiny.en is the gate.
+It is made once per test run by the build flow (:func:`s2sbench.flows.build.build_flow`, on the Prefect server of
+the session that makes it, whose record of the flow run is kept for the flow tests): Piper speaks two English voices
+(context and candidates), espeak-ng speaks Chinese (context only), Whisper tiny.en is the gate. Under pytest-xdist
+the first worker to ask makes it while the others wait, then all share it, read-only.
 What the tests can count on, because the inputs are chosen for it:
 
 - ``fixture-stories-en``: 3 stories x 2 voices; story 3's wrong ending is gibberish that Whisper cannot hear back, so
@@ -15,8 +16,11 @@ What the tests can count on, because the inputs are chosen for it:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import shutil
+from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from .prefect_runs import RecordedRun, recorded_run
 
 STORIES = [
     ("Tom put the kettle on the stove. Soon the water began to boil.", ["He made a cup of tea.", "He painted the roof."], 0),
@@ -40,6 +44,7 @@ class RealBuild:
     root: Path  # the build folder
     store: Path  # its clip store (its own: tests that damage clips work on copies)
     task_files: tuple[Path, ...]
+    flow_run: RecordedRun  # the build flow's run as the Prefect API of the session that made the build recorded it
 
 
 def _jsonl(path: Path, raw: list, prefix: str) -> None:
@@ -73,10 +78,33 @@ def write_task_files(folder: Path) -> tuple[Path, Path]:
 SHARD_SIZE = 2  # stories 1-2 and story 3 in shards of their own
 
 
+BUILD_TASK_RUNS = 4  # a speak task per task and shard (2 + 1), then the assembly
+
+
 def make_real_build(root: Path) -> RealBuild:
     from s2sbench.flows.build import build_flow
 
     files = write_task_files(root / "tasks")
-    store = root / "clips"
-    build_flow(tasks=[str(path) for path in files], out_dir=str(root / "build"), shard_size=SHARD_SIZE, store_root=str(store))
-    return RealBuild(root / "build", store, files)
+    store, out = root / "clips", root / "build"
+    build_flow(tasks=[str(path) for path in files], out_dir=str(out), shard_size=SHARD_SIZE, store_root=str(store))
+    return RealBuild(out, store, files, recorded_run("build", task_runs=BUILD_TASK_RUNS, out_dir=str(out)))
+
+
+def shared_real_build(folder: Path) -> RealBuild:
+    """The real build in ``folder``, made by the first session that asks (under a file lock) and read back by the
+    others from its record: the sessions of one test run (pytest-xdist workers) share one build."""
+    from filelock import FileLock
+
+    record = folder / "real-build.json"
+    with FileLock(folder / "real-build.lock"):
+        if not record.exists():
+            shutil.rmtree(folder / "real-build", ignore_errors=True)  # what a session that failed to make it left
+            made = make_real_build(folder / "real-build")
+            partial = record.with_suffix(".partial")
+            partial.write_text(json.dumps(asdict(made), default=str), encoding="utf-8")
+            partial.replace(record)
+    saved = json.loads(record.read_text(encoding="utf-8"))
+    run = saved["flow_run"]
+    flow_run = RecordedRun(run["name"], run["state"], run["parameters"], tuple(run["task_runs"]),
+                           {key: tuple(value) for key, value in run["artifacts"].items()})  # fmt: skip
+    return RealBuild(Path(saved["root"]), Path(saved["store"]), tuple(map(Path, saved["task_files"])), flow_run)

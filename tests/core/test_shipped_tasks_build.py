@@ -33,10 +33,8 @@ STORIES = {
          "A month later he sold his car to buy a hat.", "A month later he could play his favorite song.", "2"],
     ],
     "es": [
-        ["Óscar quería aprender a tocar la guitarra.", "Compró una guitarra usada en una tienda.",
-         "Cada tarde practicaba tres acordes.", "Le dolían los dedos, pero no se rindió.",
-         "Un mes después vendió su coche para comprar un sombrero.", "Un mes después ya tocaba su canción favorita.",
-         "2"],
+        ["Óscar quería tocar la guitarra.", "Compró una guitarra usada.", "Practicaba cada tarde.", "No se rindió.",
+         "Un mes después vendió su coche.", "Un mes después tocaba muy bien.", "2"],
     ],
     "zh": [
         ["张伟第一次去北京旅游。", "他参观了故宫和天安门。", "晚上他去吃了有名的烤鸭。", "烤鸭的味道非常好。",
@@ -109,10 +107,12 @@ def build_tasks(tasks: list[TaskConfig], out: Path) -> tuple[BuildReport, dict[s
 
 
 @pytest.fixture(scope="module")
-def shipped_build(tmp_path_factory):
+def shipped_build(tmp_path_factory, shared_clip_store):
     folder = tmp_path_factory.mktemp("shipped-tasks")
     tasks = [with_fixture_sources(load_task(path), folder / "sources") for path in sorted(TASKS_DIR.glob("*.yaml"))]
     with pytest.MonkeyPatch.context() as patch:
+        # the README example (tests/test_readme.py) speaks the first demo story in the same voices
+        patch.setenv("S2SBENCH_CLIP_STORE", str(shared_clip_store))
         # sCMMLU lists the LLM rewriter after the rules: it must be configured to load the task, but the fixture
         # question is one the rules take, so nothing is sent (an unreachable address would fail the test loudly)
         patch.setenv("S2SBENCH_LLM_BASE_URL", "http://127.0.0.1:9/v1")

@@ -24,13 +24,15 @@ def _worker_state() -> dict:
             "piper_voices": len(get_engine("piper")._loaded)}
 
 
-def test_two_dask_workers_build_the_rows_of_one_worker(prefect_harness, story_task, tmp_path):
+def test_two_dask_workers_build_the_rows_of_one_worker(prefect_harness, story_task, tmp_path, monkeypatch):
     """Each build has its own clip store, so equal rows and audio mean two worker processes made the same clips."""
     from dask.distributed import Client, LocalCluster
 
     from s2sbench.flows.build import build_flow
     from s2sbench.pipeline.build import run_build
     from s2sbench.pipeline.tasks import load_task
+
+    monkeypatch.delenv(ENGINE_CORES_ENV, raising=False)  # the cluster gives its own share (tests/conftest.py set ours)
 
     # the stories' contexts only: four work units (shard size 1) for two worker processes
     story_task.write_text(story_task.read_text().replace("speak: [context, candidates]", "speak: [context]"))
