@@ -29,7 +29,7 @@ import numpy as np
 
 from s2sbench.pipeline.asr import get_asr
 from s2sbench.pipeline.audio import ClipStore
-from s2sbench.pipeline.records import clip_role
+from s2sbench.pipeline.records import Role
 from s2sbench.pipeline.rewrite.rules import BLANK
 from s2sbench.pipeline.sources import load_items
 from s2sbench.pipeline.speak import texts_to_speak
@@ -72,7 +72,7 @@ def speak(voice_id: str, texts: list[tuple[str, str]], synthesizer: Synthesizer,
     started = time.perf_counter()
     for text_id, text in texts:
         try:
-            clip = synthesizer.make_clip(text_id, clip_role(None), text, voice, seed)
+            clip = synthesizer.make_clip(text_id, Role.context(), text, voice, seed)
         except SynthesisError as error:
             refused[text_id] = str(error)
             continue
