@@ -33,10 +33,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 def prefect_harness():
     """One Prefect server for the whole session, for every test that runs a flow or a command that does work: the
     private server a command would start (loopback, analytics off, this session's PREFECT_HOME), set in
-    PREFECT_API_URL so in-process flows, ``main([...])`` and CLI subprocesses all use it. Yields its API URL."""
-    from s2sbench.flows.server import private_server
+    PREFECT_API_URL so in-process flows, ``main([...])`` and CLI subprocesses all use it, with the flow-run settings
+    of a command (no heartbeats). Yields its API URL."""
+    from s2sbench.flows.server import flow_run_defaults, private_server
 
-    with private_server() as api_url:
+    with private_server() as api_url, flow_run_defaults():
         yield api_url
 
 
