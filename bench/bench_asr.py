@@ -30,7 +30,7 @@ import numpy as np
 
 from s2sbench.pipeline.asr import get_asr
 from s2sbench.pipeline.audio import ClipStore
-from s2sbench.pipeline.languages import error_metric
+from s2sbench.pipeline.languages import gate_metric
 from s2sbench.pipeline.records import Role
 from s2sbench.pipeline.sources import load_items
 from s2sbench.pipeline.synthesize import Synthesizer
@@ -75,8 +75,7 @@ class GateScore:
 
     def __init__(self, task: TaskConfig, texts: list[str]):
         self.task, self.texts = task, texts
-        # as the Verifier: unspaced languages are scored by CER whatever the gate says
-        self.metric = "cer" if error_metric(task.language) == "cer" else task.gate.metric
+        self.metric = gate_metric(task.gate.metric, task.language)  # as the Verifier scores it
 
     def __call__(self, transcripts: list[str]) -> tuple[list[float], list[bool]]:
         scores = [error_rate(text, heard, self.task.language, self.metric)

@@ -3,24 +3,29 @@
 The same small real build (generated English stories, espeak-ng en-us, Whisper tiny.en gate, context and candidates
 spoken, warm clip store so every run does the same work: load items, transcribe and check every clip, assemble the
 dataset) runs alternately as plain library calls and through its flow, in one process, after one warm-up run that
-loads the models. In the flow every task run is timed twice by wrapping Prefect's task engine: the whole task run
-(creating it, its state changes, cache lookups, result handling) and the stage function inside it. Per stage:
+loads the models, at each build size of ``--items``. In the flow every task run is timed twice by wrapping Prefect's
+task engine: the whole task run (creating it, its state changes and events, result handling) and the stage function
+inside it. Per stage, summed over its task runs:
 
-  plain s        the stage's library call outside Prefect
-  in flow s      the same function inside its task run
-  task run s     the whole task run
-  overhead       (task run - in flow) / in flow: what orchestration adds to the stage, as a fraction of its time
-  CPU overhead   CPU seconds of this process during the task run against those of the plain call: what the flow
-                 costs in the process, Prefect's background threads included, and less moved by other jobs on the
-                 machine than wall time
+  plain           the stage's library calls outside Prefect
+  in the flow     the whole task runs
+  overhead        (in the flow - plain) / plain: what a user waits for more, the headline
+  CPU overhead    the same with this process's CPU seconds (Prefect's background threads included), less moved by
+                  other jobs on the machine than wall time
+  per task run    (whole task run - stage function inside it) / task runs: the fixed cost of a task run
+  slowdown inside (stage function inside its task run) / plain - 1: the same function running slower in the flow
+                  (threads sending events and logs, the server's work on them competing for the cores)
 
-and for the whole run, the flow's wall and CPU time against the plain run's. Medians over ``--rounds`` (plain, flow) pairs.
-The server start-up a command pays when none is running (a private server, to its first answer) is timed apart.
+and for the whole run, the flow's wall and CPU time against the plain run's, the server's CPU included: the server
+(a child process here, as after ``s2sbench server start`` on the same machine) works on the flow's events after the
+flow returns too, so each flow round waits until it is idle again and counts that CPU. Medians over ``--rounds``
+(plain, flow) pairs. The server start-up a command pays when none is running (a private server, to its first answer)
+is timed apart.
 
 A case is a plain function (stages timed with ``clock.stage(name)``, names as the flow's task names) and the flow
-call; add one to ``CASES`` for any other flow.
+call (``build_case``); write one like it for any other flow.
 
-Usage:  python bench/bench_flow_overhead.py [--items 4] [--rounds 3] [--json out.json]
+Usage:  python bench/bench_flow_overhead.py [--items 4 16] [--rounds 5] [--json out.json]
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_orchestration import write_task  # noqa: E402  (the same generated stories)
 
 SHARD_SIZE = 2
+TARGET = 0.05  # at most this overhead per stage at the smallest size measured
+SERVER_IDLE_CPU_S = 0.05  # the server is idle again when it uses less CPU than this over a second
 
 
 class StageClock:
@@ -94,6 +101,30 @@ class StageClock:
             engine.run_task_sync, engine.call_with_parameters = run_task_sync, call_with_parameters
 
 
+def server_cpu_s() -> float | None:
+    """CPU seconds used so far by this process's children (the private Prefect server); None where unknown (no
+    /proc, or the server is not ours: PREFECT_API_URL set)."""
+    total, found = 0.0, False
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid():  # fields: state, ppid, ..., utime (12th), stime (13th)
+            total, found = total + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), True
+    return total if found else None
+
+
+def wait_server_idle(timeout_s: float = 120) -> None:
+    """Until the server has worked off what it was sent (events, logs)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        before = server_cpu_s()
+        time.sleep(1)
+        if before is None or server_cpu_s() - before < SERVER_IDLE_CPU_S:
+            return
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -129,42 +160,74 @@ def build_case(task: Path, store: Path) -> Case:
     return Case("build", plain, flow)
 
 
+@dataclass(frozen=True)
+class Round:
+    mode: str
+    wall_s: float
+    cpu_s: float
+    server_cpu_s: float | None
+    clock: StageClock
+
+
+def run_once(case: Case, mode: str, out: Path) -> Round:
+    clock, server_before = StageClock(), server_cpu_s()
+    started, cpu = time.perf_counter(), time.process_time()
+    if mode == "plain":
+        case.plain(clock, out)
+    else:
+        with clock.watching_task_runs():
+            case.flow(out)
+    wall_s, cpu_s = time.perf_counter() - started, time.process_time() - cpu
+    if mode == "flow":
+        wait_server_idle()  # its work on this run's events is this run's cost
+    server_after = server_cpu_s()
+    server_s = None if server_before is None or server_after is None else server_after - server_before
+    return Round(mode, wall_s, cpu_s, server_s, clock)
+
+
+def median(values) -> float:
+    return statistics.median(list(values))
+
+
+def stage_figures(name: str, pairs: list[tuple[Round, Round]]) -> dict:
+    def ratio(flow_value: Callable[[StageClock], float], plain_value: Callable[[StageClock], float]) -> float:
+        return round(median(flow_value(flow.clock) / plain_value(plain.clock) - 1 for plain, flow in pairs), 4)
+
+    flows = [flow.clock for _, flow in pairs]
+    return {
+        "task_runs": flows[0].task_runs[name],
+        "plain_s": round(median(plain.clock.body[name] for plain, _ in pairs), 3),
+        "in_flow_s": round(median(clock.task_run[name] for clock in flows), 3),
+        "overhead": ratio(lambda clock: clock.task_run[name], lambda clock: clock.body[name]),
+        "cpu_overhead": ratio(lambda clock: clock.task_run_cpu[name], lambda clock: clock.body_cpu[name]),
+        "per_task_run_ms": round(1000 * median((clock.task_run[name] - clock.body[name]) / clock.task_runs[name]
+                                               for clock in flows), 1),
+        "slowdown_inside": ratio(lambda clock: clock.body[name], lambda clock: clock.body[name]),
+    }
+
+
 def measure(case: Case, scratch: Path, rounds: int) -> dict:
+    load_before = os.getloadavg()[0]
     warm = StageClock()
     case.plain(warm, scratch / "warm-up-plain")  # loads the models, fills the clip store
     case.flow(scratch / "warm-up-flow")  # imports and first-run set-up of the flow
-    runs: dict[str, list] = {"plain": [], "flow": []}
-    for round_number in range(rounds):
-        for mode in ("plain", "flow"):
-            clock, out = StageClock(), scratch / f"{mode}-{round_number}"
-            started, cpu = time.perf_counter(), time.process_time()
-            if mode == "plain":
-                case.plain(clock, out)
-            else:
-                with clock.watching_task_runs():
-                    case.flow(out)
-            runs[mode].append((time.perf_counter() - started, time.process_time() - cpu, clock))
-    plain_clocks = [clock for _, _, clock in runs["plain"]]
-    flow_clocks = [clock for _, _, clock in runs["flow"]]
-    stages = {}
-    for name in warm.body:
-        plain_cpu = statistics.median(clock.body_cpu[name] for clock in plain_clocks)
-        stages[name] = {
-            "plain_s": round(statistics.median(clock.body[name] for clock in plain_clocks), 3),
-            "in_flow_s": round(statistics.median(clock.body[name] for clock in flow_clocks), 3),
-            "task_run_s": round(statistics.median(clock.task_run[name] for clock in flow_clocks), 3),
-            "per_task_run_ms": round(1000 * statistics.median(
-                (clock.task_run[name] - clock.body[name]) / clock.task_runs[name] for clock in flow_clocks), 1),
-            "overhead": round(statistics.median(
-                (clock.task_run[name] - clock.body[name]) / clock.body[name] for clock in flow_clocks), 4),
-            "cpu_overhead": round(statistics.median(clock.task_run_cpu[name] for clock in flow_clocks) / plain_cpu - 1, 4),
-        }
-    plain_s, flow_s = (statistics.median(wall for wall, _, _ in runs[mode]) for mode in ("plain", "flow"))
-    plain_cpu_s, flow_cpu_s = (statistics.median(cpu for _, cpu, _ in runs[mode]) for mode in ("plain", "flow"))
-    return {"case": case.name, "rounds": rounds, "stages": stages,
-            "plain_run_s": round(plain_s, 2), "flow_run_s": round(flow_s, 2), "flow_over_plain": round(flow_s / plain_s, 3),
-            "plain_run_cpu_s": round(plain_cpu_s, 2), "flow_run_cpu_s": round(flow_cpu_s, 2),
-            "flow_over_plain_cpu": round(flow_cpu_s / plain_cpu_s, 3)}
+    wait_server_idle()
+    pairs = [(run_once(case, "plain", scratch / f"plain-{number}"), run_once(case, "flow", scratch / f"flow-{number}"))
+             for number in range(rounds)]
+    figures = {"case": case.name, "stages": {name: stage_figures(name, pairs) for name in warm.body}}
+    for key, value in (("run_s", lambda run: run.wall_s), ("run_cpu_s", lambda run: run.cpu_s)):
+        figures[f"plain_{key}"] = round(median(value(plain) for plain, _ in pairs), 2)
+        figures[f"flow_{key}"] = round(median(value(flow) for _, flow in pairs), 2)
+    figures["flow_over_plain"] = round(median(flow.wall_s / plain.wall_s for plain, flow in pairs), 3)
+    if all(run.server_cpu_s is not None for pair in pairs for run in pair):
+        figures["plain_server_cpu_s"] = round(median(plain.server_cpu_s for plain, _ in pairs), 2)
+        figures["flow_server_cpu_s"] = round(median(flow.server_cpu_s for _, flow in pairs), 2)
+        figures["flow_over_plain_cpu"] = round(median(
+            (flow.cpu_s + flow.server_cpu_s) / (plain.cpu_s + plain.server_cpu_s) for plain, flow in pairs), 3)
+    else:
+        figures["flow_over_plain_cpu"] = round(median(flow.cpu_s / plain.cpu_s for plain, flow in pairs), 3)
+    figures["load_average"] = [round(load_before, 1), round(os.getloadavg()[0], 1)]
+    return figures
 
 
 def private_server_start_s() -> float:
@@ -180,19 +243,28 @@ def private_server_start_s() -> float:
 
 def readme_section(figures: dict) -> str:
     lines = [
-        f"The {figures['case']} of {figures['items']} generated stories (espeak-ng en-us, Whisper tiny.en gate, context "
-        f"and candidates spoken, shard size {SHARD_SIZE}, warm clip store, 1 worker), {figures['rounds']} alternating "
-        "(plain, flow) rounds in one process, medians; the flow runs against a Prefect server that is already up. "
-        "Overhead is (task run - stage function inside it) / stage function.", "",
-        "| stage | plain call | in the flow | whole task run | per task run | overhead | CPU overhead |",
-        "|---|---|---|---|---|---|---|",
+        f"The {figures['case']} of generated stories (espeak-ng en-us, Whisper tiny.en gate, context and candidates "
+        f"spoken, shard size {SHARD_SIZE}, warm clip store, 1 worker), {figures['rounds']} alternating (plain, flow) "
+        "rounds in one process at each size, medians; the flow runs against a Prefect server that is already up, a "
+        "child process on the same machine. **Overhead** is (whole task runs - plain calls) / plain calls: what the "
+        "stage costs more in the flow. It splits into a fixed cost per task run (creating it, its state changes and "
+        "events) and the stage function itself running slower inside its task run. The whole run's CPU counts the "
+        "server's CPU too (in brackets: the server's CPU per flow run).", "",
+        "| stories | stage | plain call | in the flow | **overhead** | CPU overhead | per task run | slowdown inside |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for name, stage in figures["stages"].items():
-        lines.append(f"| {name} | {stage['plain_s']} s | {stage['in_flow_s']} s | {stage['task_run_s']} s "
-                     f"| {stage['per_task_run_ms']} ms | **{stage['overhead']:.1%}** | {stage['cpu_overhead']:+.1%} |")
+    for size in figures["sizes"]:
+        for name, stage in size["stages"].items():
+            lines.append(f"| {size['items']} | {name} ({stage['task_runs']} task runs) | {stage['plain_s']} s "
+                         f"| {stage['in_flow_s']} s | **{stage['overhead']:+.1%}** | {stage['cpu_overhead']:+.1%} "
+                         f"| {stage['per_task_run_ms']} ms | {stage['slowdown_inside']:+.1%} |")  # fmt: skip
+        server = f" (server {size['flow_server_cpu_s']} s)" if "flow_server_cpu_s" in size else ""
+        lines.append(f"| {size['items']} | whole run | {size['plain_run_s']} s | {size['flow_run_s']} s "
+                     f"| {size['flow_over_plain'] - 1:+.1%} | {size['flow_over_plain_cpu'] - 1:+.1%}{server} | | |")
+    loads = ", ".join(f"{size['items']} stories {size['load_average'][0]} to {size['load_average'][1]}"
+                      for size in figures["sizes"])
     lines += [
-        f"| whole run | {figures['plain_run_s']} s | | {figures['flow_run_s']} s | | "
-        f"{figures['flow_over_plain'] - 1:+.1%} (wall) | {figures['flow_over_plain_cpu'] - 1:+.1%} |", "",
+        "", f"Load average while measuring: {loads}.", "",
         f"Without a running server a command first starts its own: {figures['private_server_start_s']} s to its "
         "first answer, paid once by `s2sbench server start` instead.",
     ]
@@ -201,24 +273,33 @@ def readme_section(figures: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--items", type=int, default=4, help="stories in the build (default 4)")
-    parser.add_argument("--rounds", type=int, default=3, help="(plain, flow) pairs; medians are reported")
+    parser.add_argument("--items", type=int, nargs="+", default=[4, 16], help="stories per build, one size after "
+                        f"another (default 4 16; the target, at most {TARGET:.0%} per stage, is for the smallest)")
+    parser.add_argument("--rounds", type=int, default=5, help="(plain, flow) pairs per size (default 5); medians are "
+                        "reported")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
+    figures: dict = {"case": "build", "rounds": args.rounds, "sizes": []}
     with tempfile.TemporaryDirectory(prefix="s2sbench-overhead-") as folder:
         scratch = Path(folder)
         os.environ["PREFECT_HOME"] = str(scratch / "prefect")  # its own database: never the user's
         from s2sbench.flows.server import prefect_api
 
         with prefect_api():  # a server up before the first run, as after `s2sbench server start`
-            figures = measure(build_case(write_task(scratch, args.items), scratch / "store"), scratch, args.rounds)
-        server_start_s = private_server_start_s()  # its database made by now, as for any command after the first
-    figures["items"] = args.items
-    figures["private_server_start_s"] = round(server_start_s, 1)
-    print(json.dumps(figures, indent=2))
-    worst = max(stage["overhead"] for stage in figures["stages"].values())
-    print(f"worst stage overhead {worst:.1%} (target at most 5%); whole run: wall x{figures['flow_over_plain']}, "
-          f"CPU x{figures['flow_over_plain_cpu']}")
+            for items in sorted(args.items):
+                case = build_case(write_task(scratch, items), scratch / "store")
+                size = {"items": items, **measure(case, scratch / f"{items}-stories", args.rounds)}
+                figures["sizes"].append(size)
+                print(json.dumps(size, indent=2), flush=True)
+        figures["private_server_start_s"] = round(private_server_start_s(), 1)  # its database made by now
+    smallest = figures["sizes"][0]
+    worst = max(smallest["stages"], key=lambda name: smallest["stages"][name]["overhead"])
+    print(f"worst stage overhead at {smallest['items']} stories: {worst} {smallest['stages'][worst]['overhead']:+.1%} "
+          f"(target at most {TARGET:.0%})")
+    for size in figures["sizes"]:
+        print(f"{size['items']} stories: " + ", ".join(f"{name} {stage['overhead']:+.1%}" for name, stage in
+                                                         size["stages"].items())
+              + f"; whole run wall x{size['flow_over_plain']}, CPU x{size['flow_over_plain_cpu']}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
 

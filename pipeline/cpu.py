@@ -6,13 +6,30 @@ machine. Several worker processes on one machine then run (cores x processes) th
 gives each process its share: a local Dask cluster of N workers sets it to cores // N in every worker (see
 ``s2sbench.flows.runners``); set it yourself for workers you start (``S2SBENCH_ENGINE_CORES=1 dask worker ...``).
 Unset, a process's engines use every core it may run on.
+
+The engines' memory, too: a Whisper encoder pass allocates tens to hundreds of megabytes (attention scores over the
+30-second window) and frees them, clip after clip. glibc's malloc hands an allocation above its mmap threshold (or
+above 64 MB in a thread's own arena) fresh pages from the kernel, page-faulted in and zeroed on first touch and
+returned when freed, so every clip paid again for its buffers: about 90,000 page faults and a fifth of its CPU time
+with faster-whisper tiny.en, and nearly twice that in a Dask worker, whose nanny sets ``MALLOC_TRIM_THRESHOLD_=65536``
+(which also pins the mmap threshold at 128 KB). :data:`ENGINE_MALLOC_ENV` keeps freed memory for reuse instead: one
+arena for every thread, mmap and trim thresholds of 512 MB. It must be in a process's environment when it starts
+(a local cluster's workers get it, see ``s2sbench.flows.runners``; put it in the environment of workers you start);
+:func:`keep_freed_memory`, run when an engine loads, sets the thresholds in a process that started without it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+from functools import cache
 
 ENGINE_CORES_ENV = "S2SBENCH_ENGINE_CORES"
+
+_KEEP_BYTES = 512 << 20  # above a Whisper batch's largest buffer; freed memory up to this stays in the process
+ENGINE_MALLOC_ENV = {"MALLOC_ARENA_MAX": "1", "MALLOC_MMAP_THRESHOLD_": str(_KEEP_BYTES),
+                     "MALLOC_TRIM_THRESHOLD_": str(_KEEP_BYTES)}
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
 
 
 def usable_cores() -> int:
@@ -45,3 +62,17 @@ def limit_torch_threads() -> None:
     import torch
 
     torch.set_num_threads(engine_cores())
+
+
+@cache
+def keep_freed_memory() -> bool:
+    """Set glibc's mmap and trim thresholds to :data:`ENGINE_MALLOC_ENV`'s in this process (once), unless its
+    environment sets the mmap threshold itself; whether they are set. Not glibc (macOS, musl): nothing to do. The
+    arena count cannot change once threads run: only the environment at start sets it."""
+    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return os.environ["MALLOC_MMAP_THRESHOLD_"] == ENGINE_MALLOC_ENV["MALLOC_MMAP_THRESHOLD_"]
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError, TypeError):  # no libc to open (Windows), or no mallopt in it
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, _KEEP_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, _KEEP_BYTES))

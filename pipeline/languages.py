@@ -43,6 +43,17 @@ def error_metric(code: str) -> str:
     return "cer" if is_unspaced(code) else "wer"
 
 
+def gate_metric(requested: str, language: str) -> str:
+    """The metric a gate scores ``language`` by: languages written without spaces by CER (WER would count a whole
+    sentence as one word), or SER where it is asked for Mandarin; others by what the task asks."""
+    code = base_language(language)
+    if requested == "ser" and code != "zh":
+        raise ValueError(f"metric ser counts Mandarin pinyin syllables; language {language} has none (use cer or wer)")
+    if is_unspaced(code) and requested != "ser":
+        return "cer"
+    return requested
+
+
 def _not_a_code(code: object) -> str | None:
     if isinstance(code, str) and _CODE.fullmatch(code):
         return None

@@ -174,7 +174,7 @@ class ClipCheck(Record):
     voice: str
     seed: int
     asr_model: str
-    metric: Literal["wer", "cer", "none"]
+    metric: Literal["wer", "cer", "ser", "none"]
     reference: str  # normalized reference text
     hypothesis: str  # normalized transcript
     transcript: str  # raw transcript

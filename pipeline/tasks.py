@@ -10,11 +10,11 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from s2sbench.data import DATA_DIR
 from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.languages import LanguageCode
+from s2sbench.pipeline.languages import LanguageCode, gate_metric
 from s2sbench.pipeline.manifest import load_yaml
 from s2sbench.pipeline.registry import Registry, UnknownNameError
 from s2sbench.pipeline.schema import StrictSection, validate
@@ -110,8 +110,9 @@ def _default_speech_rates() -> dict[str, SpeechRate]:
 
 
 class GateConfig(StrictSection):
-    # languages written without spaces (zh, ja, ...) are always scored by CER, whatever this says
-    metric: Literal["wer", "cer"] = "wer"
+    # languages written without spaces (zh, ja, ...) are scored by CER whatever this says, except Mandarin, which may
+    # ask for SER (tonal pinyin syllables: a homophone the judge writes is not an error); see languages.gate_metric
+    metric: Literal["wer", "cer", "ser"] = "wer"
     max_error_rate: float = Field(default=0.15, ge=0.0, le=1.0)
     max_attempts: int = Field(default=2, ge=1)
     asr: AsrConfig = Field(default_factory=AsrConfig)
@@ -150,6 +151,13 @@ class TaskConfig(StrictSection):
     @classmethod
     def _listed_once(cls, value: list[str]) -> list[str]:
         return _unique(value, "value")
+
+    @field_validator("gate")
+    @classmethod
+    def _gate_metric_fits_language(cls, gate: GateConfig, info: ValidationInfo) -> GateConfig:
+        if "language" in info.data:  # else the language's own error is the one to read
+            gate_metric(gate.metric, info.data["language"])
+        return gate
 
     def resolve(self, relative: str) -> Path:
         """A path from the task file: absolute as given, else relative to the data folder."""

@@ -4,8 +4,10 @@
   Japanese (and other languages written without spaces) by removing punctuation and spaces, after converting
   traditional to simplified characters (OpenCC) and writing Latin letters as their Chinese names for Chinese; every
   other language through Whisper's basic normalizer.
-- Scoring: CER for languages written without spaces, WER elsewhere, both through jiwer, keeping the substitutions,
-  deletions and insertions.
+- Scoring: CER for languages written without spaces, WER elsewhere, all through jiwer, keeping the substitutions,
+  deletions and insertions. Mandarin may instead be scored by SER, the error rate over tonal pinyin syllables: what
+  a listener hears, so a judge that writes a homophone (李华 -> 立滑, 一只 -> 一支) is not taken for a voice that said
+  the wrong thing, while a wrong syllable or tone still counts.
 - Gate: the error-rate threshold, the speech rate over the voiced span, the longest internal silence, and two
   hallucination checks (an n-gram looping, a transcript much longer than the reference). A clip whose language the
   ASR model cannot transcribe is ``unverified``, never silently passed.
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
-from s2sbench.pipeline.languages import CHINESE_SCRIPT_LANGUAGES, base_language, error_metric, is_unspaced
+from s2sbench.pipeline.languages import CHINESE_SCRIPT_LANGUAGES, base_language, error_metric, gate_metric, is_unspaced
 from s2sbench.pipeline.normalize import chinese_for_cer
 from s2sbench.pipeline.records import Clip, ClipCheck, Item, Reason
 from s2sbench.pipeline.tasks import GateConfig, SpeechRate, TaskConfig
@@ -83,14 +85,31 @@ def normalize(text: str, language: str) -> str:
     return " ".join(normalizer(text).split())
 
 
+METRICS = ("wer", "cer", "ser")
+UNIT_NAMES = {"wer": "words", "cer": "chars", "ser": "syllables"}
+
+
+@functools.cache
+def _tonal_syllables():
+    from pypinyin import Style, lazy_pinyin
+
+    # a character with no reading (a digit or letter the normalization left) counts as one unit of its own
+    return functools.partial(lazy_pinyin, style=Style.TONE3, neutral_tone_with_five=True, errors=list)
+
+
 def units(normalized: str, metric: str) -> list[str]:
-    """What the metric counts: words for WER, characters (spaces excluded) for CER."""
-    return list(normalized.replace(" ", "")) if metric == "cer" else normalized.split()
+    """What the metric counts: words for WER, characters (spaces excluded) for CER, tonal pinyin syllables (``hua2``)
+    for SER."""
+    if metric == "cer":
+        return list(normalized.replace(" ", ""))
+    if metric == "ser":
+        return _tonal_syllables()(normalized.replace(" ", ""))
+    return normalized.split()
 
 
 @dataclass(frozen=True)
 class ErrorRate:
-    metric: str  # "wer" | "cer"
+    metric: str  # "wer" | "cer" | "ser"
     rate: float  # (S + D + I) / reference length, a fraction (can exceed 1 with many insertions)
     substitutions: int
     deletions: int
@@ -100,11 +119,11 @@ class ErrorRate:
 
 
 def score_normalized(reference: str, hypothesis: str, metric: str) -> ErrorRate:
-    """WER or CER of already-normalized strings through jiwer."""
+    """WER, CER or SER of already-normalized strings through jiwer."""
     import jiwer
 
-    if metric not in ("wer", "cer"):
-        raise ValueError(f"unknown metric '{metric}' (known: cer, wer)")
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric '{metric}' (known: {', '.join(sorted(METRICS))})")
     if not units(reference, metric):
         # jiwer has no answer for an empty reference: nothing to say, so any word heard is an error
         inserted = len(units(hypothesis, metric))
@@ -113,7 +132,7 @@ def score_normalized(reference: str, hypothesis: str, metric: str) -> ErrorRate:
         out = jiwer.process_characters(reference, hypothesis)
         rate = out.cer
     else:
-        out = jiwer.process_words(reference, hypothesis)
+        out = jiwer.process_words(" ".join(units(reference, metric)), " ".join(units(hypothesis, metric)))
         rate = out.wer
     return ErrorRate(metric, float(rate), out.substitutions, out.deletions, out.insertions, reference, hypothesis)
 
@@ -184,8 +203,7 @@ def signal_reasons(audio: np.ndarray, reference_units: int, metric: str, gate: G
     bounds = speech_rate_bounds(gate, language)
     rate = reference_units / span_s
     if not bounds.min_per_s <= rate <= bounds.max_per_s:
-        unit = "chars" if metric == "cer" else "words"
-        reasons.append(Reason(code="speech_rate", detail=f"{rate:.2f} {unit}/s over {span_s:.2f} s voiced, outside "
+        reasons.append(Reason(code="speech_rate", detail=f"{rate:.2f} {UNIT_NAMES[metric]}/s over {span_s:.2f} s voiced, outside "
                                                          f"[{bounds.min_per_s:g}, {bounds.max_per_s:g}]"))
     silence_s = longest_internal_silence_s(voiced)
     if silence_s > gate.max_internal_silence_s:
@@ -241,8 +259,7 @@ class Verifier:
         self.asr = asr
         self.gate = gate
         self.language = language
-        # words are not space-separated in CER languages, so WER there would count whole sentences as one word
-        self.metric = "cer" if error_metric(language) == "cer" else gate.metric
+        self.metric = gate_metric(gate.metric, language)
         if self.metric != gate.metric:
             log.warning("gate metric %s ignored for language %s: scored by CER", gate.metric, language)
         self.unverified_reason = unverified_reason(asr, language)  # why passing clips are only "unverified"

@@ -70,20 +70,21 @@ def pytest_collection_modifyitems(items):
 def prefect_harness():
     """One Prefect server for the whole test run, for every test that runs a flow or a command that does work: the
     private server a command would start (loopback, analytics off), set in PREFECT_API_URL so in-process flows,
-    ``main([...])`` and CLI subprocesses all use it; under pytest-xdist the controller's (see pytest_configure), else
-    this session's. Yields its API URL."""
-    from s2sbench.flows.server import is_healthy, private_server, startup_timeout_s
+    ``main([...])`` and CLI subprocesses all use it, with the flow-run settings of a command (no heartbeats); under
+    pytest-xdist the controller's (see pytest_configure), else this session's. Yields its API URL."""
+    from s2sbench.flows.server import flow_run_defaults, is_healthy, private_server, startup_timeout_s
 
     run_server = os.environ.get(_RUN_SERVER_ENV)
     if run_server is None:
-        with private_server() as api_url:
+        with private_server() as api_url, flow_run_defaults():
             yield api_url
         return
     deadline = time.monotonic() + startup_timeout_s()
     while not is_healthy(run_server):
         assert time.monotonic() < deadline, f"the test run's Prefect server ({run_server}) did not answer"
         time.sleep(0.5)
-    yield run_server
+    with flow_run_defaults():
+        yield run_server
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ import typing
 from typing import Any
 
 from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
+from s2sbench.pipeline.cpu import keep_freed_memory
 from s2sbench.pipeline.errors import BackendError, ConfigError, S2SBenchError, unknown_name
 from s2sbench.pipeline.registry import Registry
 
@@ -70,6 +71,7 @@ def get_asr(engine: str, model: str, **options: object) -> ASREngine:
     key = (engine, model, tuple(sorted((name, repr(value)) for name, value in options.items())))
     if key not in _LOADED:
         backend = check_asr_options(engine, options)  # a cached instance's arguments were checked when it loaded
+        keep_freed_memory()  # an encoder pass allocates and frees large buffers clip after clip
         try:
             _LOADED[key] = backend(model, **options)
         except S2SBenchError:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from s2sbench.pipeline.cpu import keep_freed_memory
 from s2sbench.pipeline.registry import Registry
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform
 
@@ -27,4 +28,6 @@ ENGINES: Registry[type[TTSEngine]] = Registry("TTS engine", {
 @cache
 def get_engine(name: str) -> TTSEngine:
     """The process-wide instance of engine ``name``; an unknown name is a config error naming the known ones."""
-    return ENGINES.get(name)()
+    engine = ENGINES.get(name)
+    keep_freed_memory()  # engines allocate and free large buffers call after call
+    return engine()

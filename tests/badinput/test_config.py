@@ -97,6 +97,8 @@ TASK_CASES = {
     "bool for a number": (dict(gate={"max_attempts": True}), r"key 'gate.max_attempts': Input should be a valid integer, got True"),
     "limit zero": (dict(limit=0), r"key 'limit': Input should be greater than or equal to 1"),
     "error rate above 1": (dict(gate={"max_error_rate": 1.5}), r"key 'gate.max_error_rate': Input should be less than or equal to 1"),
+    "syllable metric outside Mandarin": (dict(gate={"metric": "ser"}),
+                                         r"key 'gate': metric ser counts Mandarin pinyin syllables; language en has none"),
     "speech rate min above max": (dict(gate={"speech_rate": {"en": {"min_per_s": 5, "max_per_s": 1}}}),
                                   r"key 'gate.speech_rate.en': min_per_s 5 is above max_per_s 1: no clip could pass"),
     "unknown placeholder": (dict(templates={**GOOD_TEMPLATES, "text_context": "{context} {foo} {continuation}"}),

@@ -39,3 +39,17 @@ def test_every_listed_benchmark_exists_and_renders_a_section(tmp_path):
         assert start in readme and end in readme, f"bench/README.md has no section for {bench.name}"
     listed = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--list"], capture_output=True, text=True, check=True)
     assert "python bench/bench_asr.py --model base" in listed.stdout
+
+
+def test_the_flow_overhead_section_heads_with_task_runs_against_plain_calls_at_every_size():
+    bench = _module("bench_flow_overhead")
+    stage = {"task_runs": 2, "plain_s": 1.0, "in_flow_s": 1.05, "overhead": 0.05, "cpu_overhead": 0.02,
+             "per_task_run_ms": 9.5, "slowdown_inside": 0.031}
+    size = {"stages": {"speak-shard": stage}, "plain_run_s": 1.2, "flow_run_s": 1.4, "flow_over_plain": 1.167,
+            "flow_over_plain_cpu": 1.1, "flow_server_cpu_s": 0.3, "load_average": [1.0, 1.5]}
+    figures = {"case": "build", "rounds": 3, "private_server_start_s": 7.8,
+               "sizes": [{"items": 4, **size}, {"items": 16, **size}]}
+    section = bench.readme_section(figures)
+    assert "| 4 | speak-shard (2 task runs) | 1.0 s | 1.05 s | **+5.0%** | +2.0% | 9.5 ms | +3.1% |" in section
+    assert "| 16 | whole run | 1.2 s | 1.4 s | +16.7% | +10.0% (server 0.3 s) | | |" in section
+    assert "4 stories 1.0 to 1.5, 16 stories 1.0 to 1.5" in section

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from s2sbench.flows.runners import add_runner_arguments, local_cluster_kwargs, make_task_runner
+from s2sbench.flows.runners import add_runner_arguments, local_cluster_kwargs, make_task_runner, start_local_cluster
 from s2sbench.pipeline.builddir import BuildDir
-from s2sbench.pipeline.cpu import ENGINE_CORES_ENV, cores_per_worker, engine_cores, usable_cores
+from s2sbench.pipeline.cpu import ENGINE_CORES_ENV, ENGINE_MALLOC_ENV, cores_per_worker, engine_cores, usable_cores
 
 
 def _fingerprint(build):
@@ -16,17 +16,22 @@ def _fingerprint(build):
 
 
 def _worker_state() -> dict:
-    """What a Dask worker process holds after the build: its share of the cores and the models it loaded."""
+    """What a Dask worker process holds after the build: its share of the cores, the allocator settings it started
+    with, its profiler's sampling interval and the models it loaded."""
+    import dask
+
     from s2sbench.pipeline import asr
     from s2sbench.pipeline.tts import get_engine
 
     return {"engine_cores": os.environ.get(ENGINE_CORES_ENV), "asr_models": len(asr._LOADED),
-            "piper_voices": len(get_engine("piper")._loaded)}
+            "piper_voices": len(get_engine("piper")._loaded),
+            "malloc": {name: os.environ.get(name) for name in ENGINE_MALLOC_ENV},
+            "profile_interval": dask.config.get("distributed.worker.profile.interval")}
 
 
 def test_two_dask_workers_build_the_rows_of_one_worker(prefect_harness, story_task, tmp_path, monkeypatch):
     """Each build has its own clip store, so equal rows and audio mean two worker processes made the same clips."""
-    from dask.distributed import Client, LocalCluster
+    from dask.distributed import Client
 
     from s2sbench.flows.build import build_flow
     from s2sbench.pipeline.build import run_build
@@ -36,7 +41,7 @@ def test_two_dask_workers_build_the_rows_of_one_worker(prefect_harness, story_ta
 
     # the stories' contexts only: four work units (shard size 1) for two worker processes
     story_task.write_text(story_task.read_text().replace("speak: [context, candidates]", "speak: [context]"))
-    with LocalCluster(**local_cluster_kwargs(2), dashboard_address=None) as cluster, Client(cluster) as client:
+    with start_local_cluster(**local_cluster_kwargs(2), dashboard_address=None) as cluster, Client(cluster) as client:
         on_dask = build_flow.with_options(task_runner=make_task_runner(None, address=cluster.scheduler_address))(
             tasks=[str(story_task)], out_dir=str(tmp_path / "dask"), shard_size=1, store_root=str(tmp_path / "dask-clips")
         )
@@ -48,6 +53,9 @@ def test_two_dask_workers_build_the_rows_of_one_worker(prefect_harness, story_ta
     assert on_dask["totals"] == one_worker.model_dump(mode="json")["totals"]
     # each process has its share of the cores and loaded its models once, however many units it ran
     assert [worker["engine_cores"] for worker in workers] == [str(cores_per_worker(2))] * 2
+    # in place of the nanny's MALLOC_TRIM_THRESHOLD_=65536 (tests/core/test_engine_memory.py: what they change)
+    assert [worker["malloc"] for worker in workers] == [ENGINE_MALLOC_ENV] * 2
+    assert [worker["profile_interval"] for worker in workers] == ["100ms"] * 2
     assert all(worker["asr_models"] <= 1 and worker["piper_voices"] <= 1 for worker in workers)
     assert sum(worker["asr_models"] for worker in workers) >= 1
 
@@ -60,6 +68,11 @@ def test_a_local_cluster_gives_each_worker_its_share_of_the_cores(monkeypatch):
     assert local_cluster_kwargs(10 * usable_cores())["env"][ENGINE_CORES_ENV] == "1"
     monkeypatch.setenv(ENGINE_CORES_ENV, "3")  # set by the user: kept
     assert local_cluster_kwargs(2)["env"] == {ENGINE_CORES_ENV: "3"}
+
+
+def test_a_local_dask_runner_starts_its_cluster_with_the_engine_settings():
+    runner = make_task_runner("dask", workers=2)
+    assert runner.cluster_class is start_local_cluster and runner.cluster_kwargs == local_cluster_kwargs(2)
 
 
 def test_engine_cores_come_from_the_environment(monkeypatch):

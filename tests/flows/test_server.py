@@ -189,3 +189,55 @@ def test_the_server_process_exits_when_its_parent_dies():
     os.kill(parent.pid, signal.SIGKILL)
     parent.wait()
     assert _gone(child, timeout_s=10)
+
+
+def test_flow_runs_send_no_heartbeats_unless_the_user_sets_them():
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, get_current_settings, temporary_settings
+
+    with server.flow_run_defaults():
+        assert get_current_settings().flows.heartbeat_frequency is None
+    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: 90}):  # as from the user's environment
+        with server.flow_run_defaults():
+            assert get_current_settings().flows.heartbeat_frequency == 90
+
+
+def test_servers_record_task_runs_in_batches_unless_the_user_sets_otherwise(monkeypatch):
+    batch = "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE"
+    monkeypatch.delenv(batch, raising=False)
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
+    environment = server.server_environment(ui=False)
+    assert environment[batch] == "50" and "PREFECT_API_URL" not in environment
+    monkeypatch.setenv(batch, "1")
+    assert server.server_environment(ui=True)[batch] == "1"
+
+
+COUNTING = """
+from prefect import flow
+from s2sbench.flows.server import flow_run_defaults, private_server
+from s2sbench.flows.stages import stage
+
+@stage("count", "count {number}")
+def count(number):
+    return number
+
+@flow(name="counting", persist_result=False)
+def counting(n):
+    for number in range(n):
+        count(number)
+
+with private_server(), flow_run_defaults():  # a command's server, stopped right after its flow
+    print(counting(12, return_state=True).state_details.flow_run_id)
+"""
+
+
+def test_task_runs_still_queued_when_a_server_stops_are_recorded(cli_env, prefect_home):
+    """The server writes task runs in batches (at least every second): a command's server that stops right after its
+    flow writes the rest on its way out, so the database (which a later server shows) has every one of them."""
+    import sqlite3
+
+    done = subprocess.run([sys.executable, "-c", COUNTING], env=cli_env, capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, done.stderr[-2000:]
+    run_id = done.stdout.strip().splitlines()[-1]
+    with sqlite3.connect(prefect_home / "prefect.db") as database:  # Prefect's own table of task runs
+        rows = database.execute("SELECT name, state_type FROM task_run WHERE flow_run_id = ?", (run_id,)).fetchall()
+    assert sorted(rows) == sorted((f"count {number}", "COMPLETED") for number in range(12))

@@ -67,3 +67,29 @@ def test_chinese_numbers_count_the_same_in_digits_and_hanzi():
     assert error_rate("花了十二点五元", "花了12.5元", "zh").rate == 0.0
     assert error_rate("二零二四年三月五日", "2024年3月5日", "zh").rate == 0.0
     assert error_rate("我买了三个苹果", "我买了4个苹果", "zh").substitutions == 1
+
+
+@pytest.mark.parametrize(
+    ("reference", "hypothesis", "rate"),
+    [
+        ("李华把车扔进河里", "李華把車扔進合理", 0.0),  # 河里 / 合理: he2 li3 both, heard alike
+        ("他买了一只鸭子", "她买了一支鸭子", 0.0),  # ta1, zhi1: no listener can tell them apart
+        ("李华回家了", "立滑回家了", 0.2),  # li3 -> li4: a wrong tone is a wrong syllable
+        ("小明去上学了", "小明去上雪冷", 2 / 6),  # xue2 -> xue3, le5 -> leng3
+        ("十分钟后", "10分钟后", 0.0),  # numbers read out before the syllables are counted
+    ],
+)
+def test_mandarin_ser_counts_tonal_syllables_not_characters(reference, hypothesis, rate):
+    score = error_rate(reference, hypothesis, "zh", "ser")
+    assert score.metric == "ser" and score.rate == pytest.approx(rate)
+    assert error_rate(reference, hypothesis, "zh").rate >= score.rate  # CER never forgives less
+
+
+def test_ser_is_refused_outside_mandarin_and_cer_stays_for_other_unspaced_languages():
+    from s2sbench.pipeline.languages import gate_metric
+
+    assert gate_metric("ser", "zh-CN") == "ser" and gate_metric("wer", "zh") == "cer" and gate_metric("ser", "zh") == "ser"
+    assert gate_metric("wer", "ja") == "cer" and gate_metric("cer", "en") == "cer"
+    for language in ("ja", "en"):
+        with pytest.raises(ValueError, match="metric ser counts Mandarin pinyin syllables"):
+            gate_metric("ser", language)

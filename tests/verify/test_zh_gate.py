@@ -14,7 +14,7 @@ def test_the_default_mandarin_voice_passes_the_whisper_base_gate(speak_clip):
     asr = get_asr(task.gate.asr.engine, task.gate.asr.model)
     check = Verifier(asr, task.gate, task.language).check_batch([clip], [audio], attempt=1)[0]
     assert check.status == "passed", check.reason
-    assert check.metric == "cer" and check.error_rate <= task.gate.max_error_rate
+    assert check.metric == "ser" and check.error_rate <= task.gate.max_error_rate
     assert "base" in check.asr_model and gate_warning(task) == ""
 
 

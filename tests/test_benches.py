@@ -1,0 +1,20 @@
+"""Every bench script imports against the current library: a bench that drifts from a renamed function fails here,
+not when someone next runs it (the benches themselves are too slow for the default run)."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH_DIR = Path(__file__).resolve().parent.parent / "bench"
+
+
+@pytest.mark.parametrize("script", sorted(path.name for path in BENCH_DIR.glob("*.py")))
+def test_bench_script_imports(script, monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH_DIR))
+    spec = importlib.util.spec_from_file_location(f"bench_under_test_{Path(script).stem}", BENCH_DIR / script)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    assert module.__doc__, f"bench/{script} says what it measures in its docstring"
