@@ -175,12 +175,10 @@ def main() -> None:
         os.environ["PREFECT_HOME"] = str(root / "prefect")
         os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from prefect.testing.utilities import prefect_test_harness
+        from s2sbench.flows.server import private_server
 
-        with prefect_test_harness(server_startup_timeout=180):
-            from prefect.settings import PREFECT_API_URL
-
-            env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
+        with private_server() as api_url:  # the server a command starts (its settings), up for every run
+            env = {**os.environ, "PREFECT_API_URL": api_url}
             for seed_set in map(BY_NAME.get, args.sets):
                 task = load_task(seed_set.task)
                 model = gate_model_here(task.gate.asr.engine, task.gate.asr.model)

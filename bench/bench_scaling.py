@@ -89,6 +89,9 @@ def child(config: Config, warm_task: Path, task: Path, scratch: Path) -> dict:
         else:
             from s2sbench.flows.build import build_flow
             from s2sbench.flows.runners import local_cluster_kwargs, make_task_runner, start_local_cluster
+            from s2sbench.flows.server import flow_run_defaults
+
+            stack.enter_context(flow_run_defaults())  # as a command runs its flows
 
             if config.runner == "dask":
                 from dask.distributed import Client, LocalCluster
@@ -223,12 +226,10 @@ def main() -> None:
         os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
         task = write_task(root, args.items, VOICE, ASR_MODEL, name="timed")
         warm_task = write_task(root, 4, VOICE, ASR_MODEL, first=args.items, name="warm-up")
-        from prefect.testing.utilities import prefect_test_harness
+        from s2sbench.flows.server import private_server
 
-        with prefect_test_harness(server_startup_timeout=180):
-            from prefect.settings import PREFECT_API_URL
-
-            env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
+        with private_server() as api_url:  # the server a command starts (its settings), up for every run
+            env = {**os.environ, "PREFECT_API_URL": api_url}
             for round_number in range(args.rounds):
                 for config in chosen:
                     run = run_config(config, warm_task, task, root / f"{config.name}-{round_number}", env)

@@ -6,7 +6,13 @@ import os
 
 import pytest
 
-from s2sbench.flows.runners import add_runner_arguments, local_cluster_kwargs, make_task_runner, start_local_cluster
+from s2sbench.flows.runners import (
+    QUIETER_DIAGNOSTICS,
+    add_runner_arguments,
+    local_cluster_kwargs,
+    make_task_runner,
+    start_local_cluster,
+)
 from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.cpu import ENGINE_CORES_ENV, ENGINE_MALLOC_ENV, cores_per_worker, engine_cores, usable_cores
 
@@ -26,7 +32,7 @@ def _worker_state() -> dict:
     return {"engine_cores": os.environ.get(ENGINE_CORES_ENV), "asr_models": len(asr._LOADED),
             "piper_voices": len(get_engine("piper")._loaded),
             "malloc": {name: os.environ.get(name) for name in ENGINE_MALLOC_ENV},
-            "profile_interval": dask.config.get("distributed.worker.profile.interval")}
+            "diagnostics": {key: dask.config.get(key) for key in QUIETER_DIAGNOSTICS}}
 
 
 def test_two_dask_workers_build_the_rows_of_one_worker(prefect_harness, story_task, tmp_path, monkeypatch):
@@ -55,7 +61,7 @@ def test_two_dask_workers_build_the_rows_of_one_worker(prefect_harness, story_ta
     assert [worker["engine_cores"] for worker in workers] == [str(cores_per_worker(2))] * 2
     # in place of the nanny's MALLOC_TRIM_THRESHOLD_=65536 (tests/core/test_engine_memory.py: what they change)
     assert [worker["malloc"] for worker in workers] == [ENGINE_MALLOC_ENV] * 2
-    assert [worker["profile_interval"] for worker in workers] == ["100ms"] * 2
+    assert [worker["diagnostics"] for worker in workers] == [QUIETER_DIAGNOSTICS] * 2
     assert all(worker["asr_models"] <= 1 and worker["piper_voices"] <= 1 for worker in workers)
     assert sum(worker["asr_models"] for worker in workers) >= 1
 
