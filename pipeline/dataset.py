@@ -103,11 +103,21 @@ def dataset_features():
 
 
 def make_split(rows: list[DatasetRow]):
-    """A ``datasets.Dataset`` of ``rows`` with the build's features (audio given as paths is embedded on save)."""
-    import datasets
+    """A ``datasets.Dataset`` of ``rows`` with the build's features (audio given as paths is embedded on save).
 
+    The Audio cells go into the table as they are, ``{bytes, path}``: the Audio columns' storage, what
+    ``Dataset.from_dict`` would make of them. ``from_dict`` runs ``Audio.encode_example`` on every cell, which imports
+    torch and torchcodec whatever the cell holds: 6-9 s of CPU in every process that assembles a dataset here, for
+    cells it then stores unchanged (a cell with both bytes and the path of a file on disk keeps its bytes here, where
+    ``encode_example`` would drop them for the file's)."""
+    import datasets
+    from datasets.table import InMemoryTable
+
+    features = dataset_features()
     table = [row.model_dump() for row in rows]
-    return datasets.Dataset.from_dict({name: [entry[name] for entry in table] for name in COLUMNS}, features=dataset_features())
+    columns = {name: [entry[name] for entry in table] for name in COLUMNS}
+    return datasets.Dataset(InMemoryTable.from_pydict(columns, schema=features.arrow_schema),
+                            info=datasets.DatasetInfo(features=features))  # fmt: skip
 
 
 def check_features(split, where: str) -> None:

@@ -25,10 +25,12 @@ import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
+from s2sbench.pipeline.errors import EnvironmentFault
 from s2sbench.pipeline.languages import CHINESE_SCRIPT_LANGUAGES, base_language, error_metric, gate_metric, is_unspaced
 from s2sbench.pipeline.normalize import chinese_for_cer
 from s2sbench.pipeline.records import Clip, ClipCheck, Item, Reason
@@ -44,17 +46,37 @@ HISTOGRAM_EDGES = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)
 
 
 @functools.cache
-def _english_normalizer():
-    from whisper.normalizers import EnglishTextNormalizer
+def _whisper_normalizers():
+    """openai-whisper's ``whisper.normalizers`` package, loaded from its files under a name of its own: importing it
+    as ``whisper.normalizers`` runs ``whisper/__init__.py`` first, which imports torch (3-5 s of CPU in every process
+    that checks a transcript) for modules that need only ``regex``."""
+    import importlib.util
+    import sys
 
-    return EnglishTextNormalizer()
+    if "whisper" in sys.modules:  # torch is loaded already
+        import whisper.normalizers
+
+        return whisper.normalizers
+    package = importlib.util.find_spec("whisper")  # finding a top-level package runs none of it
+    if package is None or not package.submodule_search_locations:
+        raise EnvironmentFault("openai-whisper is not installed: its text normalizers score every transcript")
+    folder = Path(package.submodule_search_locations[0]) / "normalizers"
+    name = "s2sbench.pipeline._whisper_normalizers"  # its own relative imports resolve under this name
+    spec = importlib.util.spec_from_file_location(name, folder / "__init__.py", submodule_search_locations=[str(folder)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@functools.cache
+def _english_normalizer():
+    return _whisper_normalizers().EnglishTextNormalizer()
 
 
 @functools.cache
 def _basic_normalizer():
-    from whisper.normalizers import BasicTextNormalizer
-
-    return BasicTextNormalizer()
+    return _whisper_normalizers().BasicTextNormalizer()
 
 
 @functools.cache
