@@ -53,10 +53,6 @@ def _whisper_normalizers():
     import importlib.util
     import sys
 
-    if "whisper" in sys.modules:  # torch is loaded already
-        import whisper.normalizers
-
-        return whisper.normalizers
     package = importlib.util.find_spec("whisper")  # finding a top-level package runs none of it
     if package is None or not package.submodule_search_locations:
         raise EnvironmentFault("openai-whisper is not installed: its text normalizers score every transcript")
