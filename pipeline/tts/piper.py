@@ -26,6 +26,7 @@ from pydantic import Field
 from s2sbench.pipeline.manifest import sha256_file
 from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors
+from s2sbench.pipeline.tts.onnx_cache import derived_bytes
 from s2sbench.pipeline.tts.seeded_noise import NOISE_INPUT, NOISE_VERSION, call_offset, seed_random_nodes
 
 # part of the model version: the audio's last bits depend on it (see _load)
@@ -67,8 +68,21 @@ def _find_onnx(model: str) -> Path:
 
 
 @cache
+def _sha256(path: Path) -> str:
+    return sha256_file(path)
+
+
 def _fingerprint(path: Path) -> str:
-    return f"onnx-sha256={sha256_file(path)[:16]};config-sha256={sha256_file(f'{path}.json')[:16]}"
+    return f"onnx-sha256={_sha256(path)[:16]};config-sha256={_sha256(Path(f'{path}.json'))[:16]}"
+
+
+def _seeded_graph(path: Path) -> bytes:
+    import onnx
+
+    model = onnx.load(str(path))
+    if seed_random_nodes(model) == 0:
+        raise SynthesisError(f"{path}: no RandomNormalLike node to seed; not a Piper VITS export?")
+    return model.SerializeToString()
 
 
 def _speaker_id(config, speaker: str | int | None, voice_id: str) -> int:
@@ -112,14 +126,11 @@ class PiperEngine(TTSEngine):
 
     def _load(self, path: Path):
         if path not in self._loaded:
-            import onnx
             import onnxruntime
             from piper import PiperVoice
             from piper.config import PiperConfig
 
-            model = onnx.load(str(path))
-            if seed_random_nodes(model) == 0:
-                raise SynthesisError(f"{path}: no RandomNormalLike node to seed; not a Piper VITS export?")
+            graph = derived_bytes(_sha256(path), f"piper-seeded-{NOISE_VERSION}", lambda: _seeded_graph(path))
             config = json.loads(Path(f"{path}.json").read_text(encoding="utf-8"))
             # One thread per call, wherever it runs: ONNX Runtime's sums depend on its intra-op thread count (about
             # 1e-6 apart, enough to change a clip's bytes), and a clip key must mean the same audio on every machine
@@ -127,7 +138,7 @@ class PiperEngine(TTSEngine):
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = INTRA_OP_THREADS
             options.inter_op_num_threads = 1
-            session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+            session = onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
             self._loaded[path] = PiperVoice(session=session, config=PiperConfig.from_dict(config))
         return self._loaded[path]
 

@@ -1,6 +1,7 @@
 """What a command pays before its work: checking transcripts and assembling a dataset import neither torch nor
-torchcodec (6-9 s of CPU per process on these machines) where no engine needs them, and give what the libraries'
-own paths give."""
+torchcodec (6-9 s of CPU per process on these machines) where no engine needs them; making a clip imports neither
+onnx nor librosa once the ONNX cache holds the voice's graph (2-3 s); and each gives what the libraries' own paths
+give."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import wave
 import numpy as np
 
 from s2sbench.pipeline.dataset import COLUMNS, DatasetRow, dataset_features, make_split
+from s2sbench.pipeline.tts.onnx_cache import CACHE_ENV, derived_bytes, onnx_cache_dir
 
 PROBE = r"""
 import json, pickle, sys
@@ -77,3 +79,47 @@ def test_a_split_holds_what_datasets_own_encoding_makes_of_its_rows(tmp_path):
     saved = [datasets.load_from_disk(str(tmp_path / name)).data.table for name in ("ours", "theirs")]
     assert saved[0].equals(saved[1])
     assert saved[0].column("context_audio").to_pylist()[0]["bytes"] == (tmp_path / "on-disk.wav").read_bytes()
+
+
+CLIP_PROBE = r"""
+import json, sys
+import numpy as np
+from s2sbench.pipeline.audio import AudioSettings, postprocess
+from s2sbench.pipeline.tts.piper import PiperEngine
+from s2sbench.pipeline.tts.voices import get_voice
+
+samples = postprocess(PiperEngine().synthesize(sys.argv[1], get_voice("piper-en-joe"), 3), AudioSettings())
+heavy = sorted(name for name in ("onnx", "librosa", "numba") if name in sys.modules)
+print(json.dumps({"heavy": heavy, "samples": samples.tobytes().hex()}))
+"""
+
+
+def test_a_clip_made_after_the_first_imports_neither_onnx_nor_librosa(tmp_path, monkeypatch):
+    from s2sbench.pipeline.audio import AudioSettings, postprocess
+    from s2sbench.pipeline.tts.piper import PiperEngine
+    from s2sbench.pipeline.tts.voices import get_voice
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "onnx"))
+    text = "The kettle began to boil."
+    first = postprocess(PiperEngine().synthesize(text, get_voice("piper-en-joe"), 3), AudioSettings())  # derives
+    probe = subprocess.run([sys.executable, "-c", CLIP_PROBE, text], capture_output=True, text=True, timeout=300)
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    found = json.loads(probe.stdout.strip().splitlines()[-1])
+    assert found["heavy"] == []
+    assert found["samples"] == first.tobytes().hex()
+
+
+def test_a_damaged_derivation_in_the_onnx_cache_is_made_again(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    made = []
+
+    def derive() -> bytes:
+        made.append(1)
+        return b"graph bytes"
+
+    assert derived_bytes("ab" * 32, "test-v1", derive) == b"graph bytes"
+    assert derived_bytes("ab" * 32, "test-v1", derive) == b"graph bytes" and len(made) == 1  # kept
+    (data,) = onnx_cache_dir().glob("*.bin")
+    data.write_bytes(b"graph bytez")  # same size, one byte off
+    assert derived_bytes("ab" * 32, "test-v1", derive) == b"graph bytes" and len(made) == 2
+    assert derived_bytes("cd" * 32, "test-v1", derive) == b"graph bytes" and len(made) == 3  # another model

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from s2sbench.pipeline.audio import AudioSettings, ClipStore, integrated_loudness, postprocess, wav_bytes
+from s2sbench.pipeline.audio import AudioSettings, ClipStore, integrated_loudness, postprocess, resample, wav_bytes
 from s2sbench.pipeline.tts.base import SynthesisError, Waveform
 
 
@@ -23,6 +23,24 @@ def test_postprocess_resamples_trims_and_normalizes():
     assert out.dtype == np.float32
     assert out.size / 16000 == pytest.approx(1.0 + 2 * 0.1, abs=0.05)  # the tone plus 0.1 s padding each side
     assert integrated_loudness(out, 16000) == pytest.approx(-26.0, abs=0.3)
+
+
+def test_resampling_is_librosas_soxr_hq_sample_for_sample():
+    """The clips' bytes (and so the clip store's keys) stay what librosa.resample made of them."""
+    import librosa
+
+    from s2sbench.pipeline.tts import get_engine
+    from s2sbench.pipeline.tts.voices import get_voice
+
+    piper = get_engine("piper").synthesize("The kettle began to boil.", get_voice("piper-en-joe"), 0)
+    rng = np.random.default_rng(0)
+    signals = [(piper.samples, piper.sample_rate_hz)] + [
+        ((0.1 * rng.standard_normal(size)).astype(np.float32), rate)
+        for size, rate in [(1, 22050), (3, 24000), (999, 44100), (24001, 24000), (54321, 48000), (8001, 8000)]
+    ]
+    for samples, rate in signals:
+        expected = librosa.resample(samples, orig_sr=rate, target_sr=16000, res_type="soxr_hq").astype(np.float32)
+        assert resample(samples, rate, 16000).tobytes() == expected.tobytes(), (samples.size, rate)
 
 
 def test_peak_ceiling_limits_the_gain():
