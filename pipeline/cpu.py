@@ -24,6 +24,8 @@ import ctypes
 import os
 from functools import cache
 
+from s2sbench.pipeline.errors import ConfigError
+
 ENGINE_CORES_ENV = "S2SBENCH_ENGINE_CORES"
 
 _KEEP_BYTES = 512 << 20  # above a Whisper batch's largest buffer; freed memory up to this stays in the process
@@ -46,7 +48,8 @@ def engine_cores() -> int:
     if not value:
         return usable_cores()
     if not value.isdigit() or int(value) < 1:
-        raise ValueError(f"{ENGINE_CORES_ENV} must be a whole number of cores >= 1, got {value!r}")
+        raise ConfigError(f"{ENGINE_CORES_ENV} must be a whole number of cores >= 1, got {value!r}; set it to one, "
+                          "or unset it to let each engine use every core")
     return int(value)
 
 

@@ -69,6 +69,12 @@ def test_an_asr_model_that_cannot_load(world):
            r"faster-whisper cannot load ASR model 'tiny.enn'")
 
 
+def test_a_bad_engine_core_share_is_a_config_error(world):
+    world.monkeypatch.setenv("S2SBENCH_ENGINE_CORES", "two")
+    expect(world.run("verify", world.real_build.root, "--out", world.out), 2,
+           r"config error: S2SBENCH_ENGINE_CORES must be a whole number of cores >= 1, got 'two'")
+
+
 def test_an_unknown_asr_engine(world):
     expect(world.run("verify", world.real_build.root, "--engine", "whisperx", "--out", world.out), 2,
            r"unknown ASR engine 'whisperx'")
