@@ -65,7 +65,9 @@ def run_handler(args: argparse.Namespace) -> int:
     if not getattr(args, "runs_flow", False):
         return int(args.handler(args) or 0)
     from s2sbench.flows.server import prefect_api
+    from s2sbench.pipeline.cpu import engine_cores
 
+    engine_cores()  # a bad S2SBENCH_ENGINE_CORES fails the command here, not in whichever engine loads first
     if not args.debug:
         leave_run_failures_to_the_cli()
     with prefect_api():
