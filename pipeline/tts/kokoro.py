@@ -23,6 +23,7 @@ import importlib.metadata
 import importlib.resources
 import importlib.util
 import json
+import logging
 import os
 import threading
 from dataclasses import dataclass
@@ -192,6 +193,10 @@ class KokoroEngine(TTSEngine):
             if files not in self._loaded:
                 from kokoro_onnx import Kokoro
 
+                # phonemizer warns "words count mismatch" on most lines it phonemizes with punctuation kept, a line a
+                # clip in a build's output; the count only matters for output split into words, which Kokoro never asks
+                # for (it reads the phoneme string whole). Set after the import, which sets the level.
+                logging.getLogger("phonemizer").setLevel(logging.ERROR)
                 model = files.model or joined_model(files.model_sha256)
                 checked = derived_bytes(files.model_sha256, "kokoro-random-ops-v1",
                                         lambda: json.dumps(_random_ops(model)).encode("utf-8"))
