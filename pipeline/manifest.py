@@ -8,6 +8,7 @@ by a deterministic id, skipping ids already on disk, so a killed run resumes wit
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -131,6 +132,13 @@ def sha256_file(path: str | Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+@functools.cache
+def model_file_sha256(path: Path) -> str:
+    """:func:`sha256_file` once per process: for a model file that does not change while a process uses it, hashed
+    for its version string and its caches at every load."""
+    return sha256_file(path)
 
 
 def stable_hash(obj: object) -> str:

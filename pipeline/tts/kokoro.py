@@ -27,14 +27,13 @@ import logging
 import os
 import threading
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 from pydantic import Field
 
 from s2sbench.pipeline.cpu import engine_cores
-from s2sbench.pipeline.manifest import atomic_write_bytes, sha256_file
+from s2sbench.pipeline.manifest import atomic_write_bytes, model_file_sha256, sha256_file
 from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors
 from s2sbench.pipeline.tts.onnx_cache import derived_bytes
@@ -82,12 +81,7 @@ def resolve_files(voice: Voice) -> KokoroFiles:
         raise SynthesisError(
             f"voice '{voice.id}': a kokoro .onnx model needs options.voices_file (an existing .npz/.bin file)"
         )
-    return KokoroFiles(model_sha256=_file_hash(model), voices=voices, model=model)
-
-
-@cache
-def _file_hash(path: Path) -> str:
-    return sha256_file(path)
+    return KokoroFiles(model_sha256=model_file_sha256(model), voices=voices, model=model)
 
 
 def cache_dir() -> Path:
@@ -175,7 +169,7 @@ class KokoroEngine(TTSEngine):
 
     def model_version(self, voice: Voice) -> str:
         files = resolve_files(voice)
-        return (f"{_versions()};onnx-sha256={files.model_sha256[:16]};voices-sha256={_file_hash(files.voices)[:16]};"
+        return (f"{_versions()};onnx-sha256={files.model_sha256[:16]};voices-sha256={model_file_sha256(files.voices)[:16]};"
                 f"rate={RATE_POLICY}")
 
     def missing(self, voice: Voice) -> str | None:

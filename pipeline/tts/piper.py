@@ -17,13 +17,12 @@ import importlib
 import importlib.metadata
 import json
 import threading
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 from pydantic import Field
 
-from s2sbench.pipeline.manifest import sha256_file
+from s2sbench.pipeline.manifest import model_file_sha256
 from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors
 from s2sbench.pipeline.tts.onnx_cache import derived_bytes
@@ -67,13 +66,8 @@ def _find_onnx(model: str) -> Path:
     return found[0]
 
 
-@cache
-def _sha256(path: Path) -> str:
-    return sha256_file(path)
-
-
 def _fingerprint(path: Path) -> str:
-    return f"onnx-sha256={_sha256(path)[:16]};config-sha256={_sha256(Path(f'{path}.json'))[:16]}"
+    return f"onnx-sha256={model_file_sha256(path)[:16]};config-sha256={model_file_sha256(Path(f'{path}.json'))[:16]}"
 
 
 def _seeded_graph(path: Path) -> bytes:
@@ -130,7 +124,7 @@ class PiperEngine(TTSEngine):
             from piper import PiperVoice
             from piper.config import PiperConfig
 
-            graph = derived_bytes(_sha256(path), f"piper-seeded-{NOISE_VERSION}", lambda: _seeded_graph(path))
+            graph = derived_bytes(model_file_sha256(path), f"piper-seeded-{NOISE_VERSION}", lambda: _seeded_graph(path))
             config = json.loads(Path(f"{path}.json").read_text(encoding="utf-8"))
             # One thread per call, wherever it runs: ONNX Runtime's sums depend on its intra-op thread count (about
             # 1e-6 apart, enough to change a clip's bytes), and a clip key must mean the same audio on every machine
