@@ -71,7 +71,7 @@ def run_child(task: Path, out: Path, store: Path) -> dict:
 def readme_section(figures: dict) -> str:
     memory = figures["memory"]
     return "\n".join([
-        f"Generated stories (espeak-ng en-us, Whisper tiny.en gate, context and candidates spoken, shard size 2), "
+        "Generated stories (espeak-ng en-us, Whisper tiny.en gate, context and candidates spoken, shard size 2), "
         "each build in its own subprocess.", "",
         "| measure | value |", "|---|---|",
         f"| peak RSS, {memory['items_1x']} items | {memory['peak_rss_1x_mb']:,} MB |",

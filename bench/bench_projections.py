@@ -38,7 +38,6 @@ import yaml
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_scaling import Config, run_config  # noqa: E402
 
-from s2sbench.data import DATA_DIR  # noqa: E402
 from s2sbench.pipeline.cpu import cores_per_worker, usable_cores  # noqa: E402
 from s2sbench.pipeline.records import Item  # noqa: E402
 from s2sbench.pipeline.tasks import TaskConfig, load_task  # noqa: E402

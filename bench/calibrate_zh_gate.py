@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         entry["transcripts"] = transcripts  # per backend, text id -> what Whisper heard: rescore without re-running
         results["voices"][voice_id] = entry
 
-    print(f"\n| voice | backend | metric | clips | refused | mean | median | p90 | "
+    print("\n| voice | backend | metric | clips | refused | mean | median | p90 | "
           + " | ".join(f"<= {s:.2f}" for s in SHARES) + " |")
     print("|---|---|---|---|---|---|---|---|" + "---|" * len(SHARES))
     for voice_id, engine, metric, s in rows:

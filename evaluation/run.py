@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import numpy as np
 from tqdm.auto import tqdm
 
 from s2sbench.evaluation.models.base import Audio, ModelAdapter
@@ -44,7 +43,6 @@ from s2sbench.evaluation.selection import Selection, SelectedRows, TaskRows, sel
 from s2sbench.evaluation.sources import EvalDataset, open_dataset
 from s2sbench.evaluation.stats import BootstrapOptions
 from s2sbench.pipeline.audio import decode_audio
-from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.dataset import AudioValue, DatasetError, DatasetRow, iter_rows
 from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.languages import base_language

@@ -127,7 +127,7 @@ def completing_ending(stem: str) -> str | None:
 
 
 # "当边际产量为零时" + "，总产量最大": a time or condition clause that the option, as the main clause, completes.
-CONDITION_CLAUSE = re.compile(rf"^(?:当|在|若|如果|假如|假设|一旦|每当)[^，,。；;？?]*?(?:时|后|以后|之后|的话)$")
+CONDITION_CLAUSE = re.compile(r"^(?:当|在|若|如果|假如|假设|一旦|每当)[^，,。；;？?]*?(?:时|后|以后|之后|的话)$")
 
 
 # ---------------------------------------------------------------- question words
