@@ -2,8 +2,8 @@
 
 Each benchmark runs in its own subprocess with ``--json``; its module's ``readme_section(figures)`` renders the
 figures, and the section between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` is replaced, headed by the
-command, the date, the machine and its load average before and after (these machines are shared: a load above the
-core count means other jobs ran). A benchmark that fails keeps its previous section and makes the exit status 1.
+command, the date, the machine, its load average before and after, and the CPU time other processes took meanwhile
+(these machines are shared; a load average cannot tell the benchmark's own workers from other jobs, CPU time can). A benchmark that fails keeps its previous section and makes the exit status 1.
 The studies on real public data kept outside the repository (``bench_offline_lms.py``, ``scmmlu_yield.py``,
 ``check_real_sources.py``: accuracy, rewriter yield, source checks) are not timings and need ``--data``; they run
 by hand and keep their hand-written sections.
@@ -19,6 +19,7 @@ import importlib.util
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -65,28 +66,61 @@ def load_module(script: str):
     return module
 
 
-def provenance(bench: Bench, load_before: float, load_after: float, wall_s: float) -> str:
+@dataclass(frozen=True)
+class CpuClock:
+    """CPU seconds so far: the whole machine's busy time (every core, from /proc/stat; None without it) and this
+    process's reaped children's (the benchmark and the processes it started and waited for)."""
+
+    machine_s: float | None
+    children_s: float
+
+    @classmethod
+    def now(cls) -> CpuClock:
+        try:
+            user, nice, system, _idle, _iowait, irq, softirq = Path("/proc/stat").read_text().split(None, 8)[1:8]
+            machine_s = sum(int(v) for v in (user, nice, system, irq, softirq)) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError):
+            machine_s = None
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return cls(machine_s, children.ru_utime + children.ru_stime)
+
+
+def others_cpu_s(before: CpuClock, after: CpuClock) -> float | None:
+    """CPU seconds the machine spent on anything but the benchmark between two clocks (kernel threads included)."""
+    if before.machine_s is None or after.machine_s is None:
+        return None
+    return max(0.0, (after.machine_s - before.machine_s) - (after.children_s - before.children_s))
+
+
+def provenance(bench: Bench, load_before: float, load_after: float, wall_s: float, others_s: float | None) -> str:
     cores = os.cpu_count() or 1
-    busy = " (busy: other jobs ran)" if max(load_before, load_after) > cores else ""
+    if others_s is None:
+        others = ""
+    else:
+        share = others_s / (wall_s * cores)
+        busy = "busy: other jobs ran" if share > 0.1 else "quiet"
+        others = f"; other processes took {others_s:.0f} CPU s, {share:.0%} of the machine ({busy})"
     return (f"`{bench.command}`, measured {datetime.date.today().isoformat()} by `make bench` in {wall_s / 60:.0f} min "
             f"on {platform.machine()}, {cores} cores, load average {load_before:.1f} at start and {load_after:.1f} at "
-            f"end{busy}.")
+            f"end{others}.")
 
 
 def run(bench: Bench) -> bool:
     print(f"== {bench.name}: {bench.command}", flush=True)
     with tempfile.TemporaryDirectory(prefix=f"bench-{bench.name}-") as scratch:
         figures_path = Path(scratch) / "figures.json"
-        load_before, started = os.getloadavg()[0], time.monotonic()
+        load_before, started, cpu_before = os.getloadavg()[0], time.monotonic(), CpuClock.now()
         result = subprocess.run([sys.executable, str(BENCH_DIR / bench.script), *bench.arguments,
                                  "--json", str(figures_path)], check=False)
         wall_s, load_after = time.monotonic() - started, os.getloadavg()[0]
+        others_s = others_cpu_s(cpu_before, CpuClock.now())
         if result.returncode != 0 or not figures_path.exists():
             print(f"== {bench.name} failed (exit {result.returncode}); its README section is unchanged", flush=True)
             return False
         figures = json.loads(figures_path.read_text(encoding="utf-8"))
     body = load_module(bench.script).readme_section(figures)
-    write_section(bench.name, f"## {bench.title}\n\n{provenance(bench, load_before, load_after, wall_s)}\n\n{body}")
+    heading = provenance(bench, load_before, load_after, wall_s, others_s)
+    write_section(bench.name, f"## {bench.title}\n\n{heading}\n\n{body}")
     print(f"== {bench.name} done in {wall_s:.0f} s; bench/README.md section rewritten", flush=True)
     return True
 

@@ -4,8 +4,10 @@ rewritten in place between its markers while the hand-written text around it sta
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
@@ -53,3 +55,37 @@ def test_the_flow_overhead_section_heads_with_task_runs_against_plain_calls_at_e
     assert "| 4 | speak-shard (2 task runs) | 1.0 s | 1.05 s | **+5.0%** | +2.0% | 9.5 ms | +3.1% |" in section
     assert "| 16 | whole run | 1.2 s | 1.4 s | +16.7% | +10.0% (server 0.3 s) | | |" in section
     assert "4 stories 1.0 to 1.5, 16 stories 1.0 to 1.5" in section
+
+
+BUSY = "import time\nend = time.process_time() + {seconds}\nwhile time.process_time() < end: pass\n"
+
+
+def test_the_cpu_of_other_processes_is_told_apart_from_the_benchmarks_own(tmp_path):
+    run_all = _module("run_all")
+    before = run_all.CpuClock.now()
+    subprocess.run([sys.executable, "-c", BUSY.format(seconds=0.5)], check=True)  # the benchmark: a reaped child
+    after_own = run_all.CpuClock.now()
+    assert after_own.children_s - before.children_s >= 0.45
+    assert after_own.machine_s - before.machine_s >= 0.45
+
+    done = tmp_path / "done"  # another job: running beside it, never reaped by the runner while it measures
+    other = subprocess.Popen([sys.executable, "-c", BUSY.format(seconds=0.5) + f"open({str(done)!r}, 'w').close()\n"
+                              "time.sleep(60)\n"])
+    try:
+        while not done.exists():
+            time.sleep(0.05)
+        others = run_all.others_cpu_s(after_own, run_all.CpuClock.now())
+    finally:
+        other.kill()
+        other.wait()
+    assert others >= 0.45
+
+
+def test_the_heading_says_how_much_of_the_machine_other_processes_took():
+    run_all = _module("run_all")
+    bench = run_all.BENCHES[0]
+    cores = os.cpu_count() or 1
+    quiet = run_all.provenance(bench, 0.5, 1.5, 600, 0.05 * 600 * cores)
+    assert quiet.startswith(f"`{bench.command}`, measured ") and quiet.endswith("5% of the machine (quiet).")
+    assert run_all.provenance(bench, 3.0, 4.0, 600, 0.5 * 600 * cores).endswith("50% of the machine (busy: other jobs ran).")
+    assert "other processes" not in run_all.provenance(bench, 1.0, 1.0, 60, None)
