@@ -31,8 +31,8 @@ def onnx_cache_dir() -> Path:
 def derived_bytes(model_sha256: str, derivation: str, derive: Callable[[], bytes]) -> bytes:
     """The bytes ``derive()`` makes of the model whose file hashes to ``model_sha256``; ``derivation`` names what
     it makes and its version (change it when ``derive`` would make other bytes)."""
-    stem = onnx_cache_dir() / f"{model_sha256[:32]}-{derivation}"
-    data_path, record_path = stem.with_suffix(".bin"), stem.with_suffix(".json")
+    stem = f"{model_sha256[:32]}-{derivation}"  # appended to, not with_suffix: a version may hold a dot ("v1.2")
+    data_path, record_path = onnx_cache_dir() / f"{stem}.bin", onnx_cache_dir() / f"{stem}.json"
     try:
         recorded = json.loads(record_path.read_text(encoding="utf-8"))["sha256"]
         data = data_path.read_bytes()

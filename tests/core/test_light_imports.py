@@ -123,3 +123,10 @@ def test_a_damaged_derivation_in_the_onnx_cache_is_made_again(tmp_path, monkeypa
     data.write_bytes(b"graph bytez")  # same size, one byte off
     assert derived_bytes("ab" * 32, "test-v1", derive) == b"graph bytes" and len(made) == 2
     assert derived_bytes("cd" * 32, "test-v1", derive) == b"graph bytes" and len(made) == 3  # another model
+
+
+def test_derivations_whose_versions_differ_after_a_dot_are_kept_apart(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    assert derived_bytes("ab" * 32, "test-v1.1", lambda: b"one") == b"one"
+    assert derived_bytes("ab" * 32, "test-v1.2", lambda: b"two") == b"two"
+    assert derived_bytes("ab" * 32, "test-v1.1", lambda: b"made again") == b"one"
