@@ -3,7 +3,8 @@
 Each benchmark runs in its own subprocess with ``--json``; its module's ``readme_section(figures)`` renders the
 figures, and the section between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` is replaced, headed by the
 command, the date, the machine, its load average before and after, and the CPU time other processes took meanwhile
-(these machines are shared; a load average cannot tell the benchmark's own workers from other jobs, CPU time can). A benchmark that fails keeps its previous section and makes the exit status 1.
+(these machines are shared; a load average cannot tell the benchmark's own workers from other jobs, CPU time can).
+A benchmark that fails keeps its previous section and makes the exit status 1.
 The studies on real public data kept outside the repository (``bench_offline_lms.py``, ``scmmlu_yield.py``,
 ``check_real_sources.py``: accuracy, rewriter yield, source checks) are not timings and need ``--data``; they run
 by hand and keep their hand-written sections.
