@@ -54,6 +54,7 @@ BENCHES = [
     Bench("scaling", "Scaling: Dask workers, threads and processes", "bench_scaling.py"),
     Bench("projections", "Full-set projections", "bench_projections.py"),
     Bench("orchestration", "Orchestration: memory", "bench_orchestration.py"),
+    Bench("allocator", "Allocator: a command's threads on one malloc arena", "bench_allocator.py"),
     Bench("synthesis", "Synthesis", "bench_synthesis.py"),
     Bench("scoring", "Scoring", "bench_scoring.py", ["--repeats", "5", "--threads", "1"]),
 ]

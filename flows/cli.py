@@ -116,7 +116,9 @@ def main(argv: list[str] | None = None, *, hard_exit: bool | None = None) -> int
     ``argv``) lets a signal end the process if the command does not end by itself (see
     :mod:`s2sbench.flows.interrupts`)."""
     from s2sbench.flows.interrupts import interrupt_handling
+    from s2sbench.pipeline.cpu import keep_freed_memory
 
+    keep_freed_memory()  # before any thread allocates: the engines' threads then share one malloc arena
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

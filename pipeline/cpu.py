@@ -13,9 +13,12 @@ above 64 MB in a thread's own arena) fresh pages from the kernel, page-faulted i
 returned when freed, so every clip paid again for its buffers: about 90,000 page faults and a fifth of its CPU time
 with faster-whisper tiny.en, and nearly twice that in a Dask worker, whose nanny sets ``MALLOC_TRIM_THRESHOLD_=65536``
 (which also pins the mmap threshold at 128 KB). :data:`ENGINE_MALLOC_ENV` keeps freed memory for reuse instead: one
-arena for every thread, mmap and trim thresholds of 512 MB. It must be in a process's environment when it starts
-(a local cluster's workers get it, see ``s2sbench.flows.runners``; put it in the environment of workers you start);
-:func:`keep_freed_memory`, run when an engine loads, sets the thresholds in a process that started without it.
+arena for every thread, mmap and trim thresholds of 512 MB. A local cluster's workers start with it in their
+environment (see ``s2sbench.flows.runners``; put it in the environment of workers you start). :func:`keep_freed_memory`
+sets the same in a process that started without it: every ``s2sbench`` command calls it first thing, and an engine
+calls it when it loads. The arena count takes only before the process's threads first allocate (glibc fixes its arena
+limit when a second thread asks for an arena), so in a library caller whose threads ran already only the thresholds
+take; there, set the environment.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ ENGINE_CORES_ENV = "S2SBENCH_ENGINE_CORES"
 _KEEP_BYTES = 512 << 20  # above a Whisper batch's largest buffer; freed memory up to this stays in the process
 ENGINE_MALLOC_ENV = {"MALLOC_ARENA_MAX": "1", "MALLOC_MMAP_THRESHOLD_": str(_KEEP_BYTES),
                      "MALLOC_TRIM_THRESHOLD_": str(_KEEP_BYTES)}
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8  # glibc's mallopt parameters (malloc.h)
 
 
 def usable_cores() -> int:
@@ -69,13 +72,15 @@ def limit_torch_threads() -> None:
 
 @cache
 def keep_freed_memory() -> bool:
-    """Set glibc's mmap and trim thresholds to :data:`ENGINE_MALLOC_ENV`'s in this process (once), unless its
-    environment sets the mmap threshold itself; whether they are set. Not glibc (macOS, musl): nothing to do. The
-    arena count cannot change once threads run: only the environment at start sets it."""
-    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
-        return os.environ["MALLOC_MMAP_THRESHOLD_"] == ENGINE_MALLOC_ENV["MALLOC_MMAP_THRESHOLD_"]
+    """Set glibc's arena count, mmap and trim thresholds to :data:`ENGINE_MALLOC_ENV`'s in this process (once), each
+    unless the environment sets it; whether the thresholds are this module's. Not glibc (macOS, musl): nothing to do.
+    The arena count takes only if no thread has allocated yet (see the module's docstring)."""
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError, TypeError):  # no libc to open (Windows), or no mallopt in it
         return False
+    if "MALLOC_ARENA_MAX" not in os.environ:
+        mallopt(_M_ARENA_MAX, int(ENGINE_MALLOC_ENV["MALLOC_ARENA_MAX"]))
+    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return os.environ["MALLOC_MMAP_THRESHOLD_"] == ENGINE_MALLOC_ENV["MALLOC_MMAP_THRESHOLD_"]
     return bool(mallopt(_M_MMAP_THRESHOLD, _KEEP_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, _KEEP_BYTES))

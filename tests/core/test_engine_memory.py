@@ -14,12 +14,15 @@ from s2sbench.pipeline.cpu import ENGINE_MALLOC_ENV, keep_freed_memory
 # faults per round after the first.
 PROBE = r"""
 import ctypes, json, resource, sys, threading
-megabytes, rounds, keep = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "keep"
-if keep:
-    from s2sbench.pipeline.cpu import keep_freed_memory
-    assert keep_freed_memory()
+megabytes, rounds, keep = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 libc = ctypes.CDLL(None)
 libc.malloc.restype, libc.malloc.argtypes, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]
+if keep == "late":  # a thread has allocated before: its arena exists, and glibc's arena limit is fixed
+    early = threading.Thread(target=lambda: libc.free(libc.malloc(1024)))
+    early.start(), early.join()
+if keep in ("keep", "late"):
+    from s2sbench.pipeline.cpu import keep_freed_memory
+    assert keep_freed_memory()
 def buffer():
     pointer = libc.malloc(megabytes << 20)
     ctypes.memset(pointer, 1, megabytes << 20)
@@ -39,9 +42,10 @@ print(json.dumps(faults[0]))
 PAGES_PER_MB = 256
 
 
-def _faults_per_round(megabytes: int, keep: bool, env: dict[str, str]) -> float:
+def _faults_per_round(megabytes: int, keep: bool | str, env: dict[str, str]) -> float:
     clean = {name: value for name, value in os.environ.items() if not name.startswith("MALLOC_")}
-    result = subprocess.run([sys.executable, "-c", PROBE, str(megabytes), "8", "keep" if keep else "plain"],
+    mode = keep if isinstance(keep, str) else "keep" if keep else "plain"
+    result = subprocess.run([sys.executable, "-c", PROBE, str(megabytes), "8", mode],
                             env={**clean, **env}, capture_output=True, text=True, check=True)
     return json.loads(result.stdout)
 
@@ -56,9 +60,21 @@ def test_a_dask_nanny_setting_no_longer_makes_every_buffer_fault_in_again():
 
 def test_the_engine_environment_reuses_buffers_larger_than_a_thread_arena():
     """A 100 MB buffer (a Whisper batch's attention scores) on a thread: glibc's per-thread arenas hold at most 64 MB,
-    so it faults in every time whatever the thresholds, unless the process started with one arena."""
-    assert _faults_per_round(100, keep=True, env={}) > 0.9 * 100 * PAGES_PER_MB
+    so it faults in every time whatever the thresholds, unless the threads share one arena: from the environment at
+    start, or from keep_freed_memory before any thread allocates (as every command calls it), not after."""
+    assert _faults_per_round(100, keep=False, env={}) > 0.9 * 100 * PAGES_PER_MB
     assert _faults_per_round(100, keep=False, env=ENGINE_MALLOC_ENV) < 0.1 * 100 * PAGES_PER_MB
+    assert _faults_per_round(100, keep=True, env={}) < 0.1 * 100 * PAGES_PER_MB
+    assert _faults_per_round(100, keep="late", env={}) > 0.9 * 100 * PAGES_PER_MB
+
+
+def test_a_command_gives_its_threads_one_arena_before_they_run():
+    """The CLI sets the allocator first thing: a command's engine threads reuse their buffers."""
+    probe = PROBE.replace('if keep in ("keep", "late"):', 'from s2sbench.flows.cli import main\nmain(["--version"])\nif False:')
+    clean = {name: value for name, value in os.environ.items() if not name.startswith("MALLOC_")}
+    result = subprocess.run([sys.executable, "-c", probe, "100", "8", "cli"], env=clean, capture_output=True, text=True,
+                            check=True)
+    assert json.loads(result.stdout.strip().splitlines()[-1]) < 0.1 * 100 * PAGES_PER_MB
 
 
 def test_keeping_freed_memory_leaves_a_threshold_the_user_set_alone(monkeypatch):
