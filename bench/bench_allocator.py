@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,12 +58,6 @@ def readme_section(figures: dict) -> str:
     return "\n".join(lines)
 
 
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=8, help="stories per build (default 8)")
@@ -82,7 +77,7 @@ def main() -> None:
                 where = root / f"{name.replace(' ', '-')}-{round_index}"
                 runs[name].append(run_build(task, where / "build", where / "clips", CONFIGS[name]))
                 print(f"round {round_index + 1} {name}: {runs[name][-1]}", file=sys.stderr, flush=True)
-    configs = {name: {key: median([run[key] for run in results]) for key in results[0]} for name, results in runs.items()}
+    configs = {name: {key: statistics.median(run[key] for run in results) for key in results[0]} for name, results in runs.items()}
     configs = {name: {**row, "faults": int(row["faults"])} for name, row in configs.items()}
     one, default = configs["one arena"], configs["glibc default"]
     figures = {"items": args.items, "rounds": args.rounds, "configs": configs,
