@@ -32,9 +32,10 @@ from s2sbench.pipeline.asr import get_asr
 from s2sbench.pipeline.audio import ClipStore
 from s2sbench.pipeline.languages import gate_metric
 from s2sbench.pipeline.records import Role
-from s2sbench.pipeline.sources import load_items
+from s2sbench.pipeline.items import load_items
 from s2sbench.pipeline.synthesize import Synthesizer
-from s2sbench.pipeline.tasks import TaskConfig, load_task
+from s2sbench.pipeline.task_config import TaskConfig
+from s2sbench.pipeline.tasks import load_task
 from s2sbench.pipeline.tts.voices import get_voice
 from s2sbench.pipeline.verify import error_rate, transcript_reasons
 

@@ -25,8 +25,9 @@ from s2sbench.evaluation.scoring import ItemOutcome, Score, chance, outcomes, ru
 from s2sbench.evaluation.stats import Counts, bootstrap_accuracy, bootstrap_gap, mcnemar_exact
 from s2sbench.flows.demo import DEMO_TASKS
 from s2sbench.pipeline.records import Item
-from s2sbench.pipeline.sources import load_task_items, override_source
-from s2sbench.pipeline.tasks import TaskConfig, load_task
+from s2sbench.pipeline.items import load_task_items
+from s2sbench.pipeline.task_config import TaskConfig, override_source
+from s2sbench.pipeline.tasks import load_task
 
 
 def real_tasks(data: Path, stories: int) -> list[tuple[TaskConfig, int | None, str]]:

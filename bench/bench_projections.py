@@ -40,7 +40,8 @@ from bench_scaling import Config, run_config  # noqa: E402
 
 from s2sbench.pipeline.cpu import cores_per_worker, usable_cores  # noqa: E402
 from s2sbench.pipeline.records import Item  # noqa: E402
-from s2sbench.pipeline.tasks import TaskConfig, load_task  # noqa: E402
+from s2sbench.pipeline.task_config import TaskConfig  # noqa: E402
+from s2sbench.pipeline.tasks import load_task
 
 REPO = Path(__file__).resolve().parent.parent
 FALLBACK_GATE_MODEL = "base"  # packaged offline (99 languages)
@@ -71,7 +72,8 @@ def default_data_dir() -> Path | None:
 
 
 def seed_items(seed_set: SeedSet, task: TaskConfig, count: int, data: Path | None) -> list[Item]:
-    from s2sbench.pipeline.sources import load_task_items, override_source
+    from s2sbench.pipeline.items import load_task_items
+    from s2sbench.pipeline.task_config import override_source
 
     if seed_set.name == "zh-sStoryCloze":
         demo = load_task_items(load_task("demo-stories-zh")).items

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from s2sbench.pipeline.audio import ClipStore
 from s2sbench.pipeline.records import Clip, Role
-from s2sbench.pipeline.sources import load_items
+from s2sbench.pipeline.items import load_items
 from s2sbench.pipeline.synthesize import Synthesizer
 from s2sbench.pipeline.tasks import load_task
 from s2sbench.pipeline.tts.base import Voice

@@ -26,10 +26,12 @@ import numpy as np
 from s2sbench.pipeline.asr import get_asr
 from s2sbench.pipeline.audio import ClipStore
 from s2sbench.pipeline.records import ClipCheck, Item
-from s2sbench.pipeline.sources import load_items, override_source
+from s2sbench.pipeline.items import load_items
+from s2sbench.pipeline.task_config import override_source
 from s2sbench.pipeline.speak import texts_to_speak
 from s2sbench.pipeline.synthesize import Synthesizer
-from s2sbench.pipeline.tasks import TaskConfig, load_task
+from s2sbench.pipeline.task_config import TaskConfig
+from s2sbench.pipeline.tasks import load_task
 from s2sbench.pipeline.tts.base import Voice
 from s2sbench.pipeline.tts.voices import get_voice
 from s2sbench.pipeline.verify import Verifier

@@ -33,7 +33,7 @@ from s2sbench.pipeline.asr import get_asr
 from s2sbench.pipeline.audio import ClipStore
 from s2sbench.pipeline.records import Role
 from s2sbench.pipeline.rewrite.rules import BLANK
-from s2sbench.pipeline.sources import load_items
+from s2sbench.pipeline.items import load_items
 from s2sbench.pipeline.speak import texts_to_speak
 from s2sbench.pipeline.synthesize import Synthesizer
 from s2sbench.pipeline.tasks import load_task

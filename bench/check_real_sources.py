@@ -22,7 +22,8 @@ from pathlib import Path
 
 from s2sbench.pipeline.manifest import write_json
 from s2sbench.pipeline.rewrite.base import Question, Statements, check_statements
-from s2sbench.pipeline.sources import load_task_items, override_source
+from s2sbench.pipeline.items import load_task_items
+from s2sbench.pipeline.task_config import override_source
 from s2sbench.pipeline.tasks import load_task
 
 EXPECTED_STORIES = {"winter2018_val.csv": 1571}

@@ -18,7 +18,8 @@ from collections import Counter
 from pathlib import Path
 
 from s2sbench.pipeline.records import Item
-from s2sbench.pipeline.sources import load_task_items, override_source
+from s2sbench.pipeline.items import load_task_items
+from s2sbench.pipeline.task_config import override_source
 from s2sbench.pipeline.tasks import load_task
 
 ROOT = Path(__file__).resolve().parents[1]

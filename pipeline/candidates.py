@@ -31,7 +31,7 @@ from s2sbench.pipeline.rewrite.base import REWRITERS, Question, RewriteRejected,
 from s2sbench.pipeline.rewrite.llm import LLMSettings
 from s2sbench.pipeline.schema import StrictSection, validate
 from s2sbench.pipeline.sources.rows import DroppedRow, join_sentences, read_table
-from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
+from s2sbench.pipeline.task_config import TaskConfig, TaskConfigError
 
 
 class CandidateBuilder:

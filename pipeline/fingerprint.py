@@ -12,7 +12,7 @@ from typing import Any
 
 from s2sbench.pipeline.manifest import sha256_file
 from s2sbench.pipeline.records import Record, safe_component
-from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
+from s2sbench.pipeline.task_config import TaskConfig, TaskConfigError
 
 #: command-line names of the build options, for the messages
 OPTION_NAMES = {"limit": "--limit", "shard_size": "--shard-size", "seed": "--seed"}
@@ -81,11 +81,15 @@ def _compare(old: object, new: object, path: list[str], changes: list[str]) -> N
 
 def source_fingerprint(task: TaskConfig) -> SourceFingerprint:
     """The task's source by content: a file's hash, or every file of a folder (a hub dataset: its id and split)."""
+    from s2sbench.pipeline.sources import get_loader
     from s2sbench.pipeline.sources.rows import source_path
 
     if task.source.path is None:
         return SourceFingerprint(location=f"hub:{task.source.hub_id}@{task.source.split or ''}", files={})
     path = source_path(task, task.source.loader)  # a missing source is reported now, before a build starts
+    reads = getattr(get_loader(task.source.loader), "source_files", None)
+    if reads is not None:
+        return SourceFingerprint(location=str(path), files={str(file): sha256_file(file) for file in reads(task)})
     if path.is_file():
         return SourceFingerprint(location=str(path), files={"": sha256_file(path)})
     files = sorted(p for p in Path(path).rglob("*") if p.is_file()) if path.is_dir() else []

@@ -24,7 +24,8 @@ from s2sbench.pipeline.build_report import BuildReport, VerificationSummary
 from s2sbench.pipeline.builddir import BuildDir, NotABuildError
 from s2sbench.pipeline.dataset import DatasetError, undecoded
 from s2sbench.pipeline.records import BuildRow, Clip, Record, Role
-from s2sbench.pipeline.tasks import GateConfig, TaskConfigError, load_task
+from s2sbench.pipeline.task_config import GateConfig, TaskConfigError
+from s2sbench.pipeline.tasks import load_task
 from s2sbench.pipeline.verify import SAMPLE_RATE_HZ, Verifier, final_checks, summarize_checks
 
 log = logging.getLogger(__name__)

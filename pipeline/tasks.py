@@ -1,174 +1,21 @@
-"""The task registry: one YAML file per task in ``data/tasks/`` (or any path a user passes).
+"""The task registry: one YAML file per task in ``data/tasks/`` (or any path a user passes, or a package's entry
+point), and :func:`load_task`, which reads a task file into a :class:`~s2sbench.pipeline.task_config.TaskConfig` and
+checks the loader, candidate builder and ASR engine it names against what each declares.
 
-A task says where its items come from, how candidates are built, how each mode is prompted, how it is scored,
-which voices speak it and how the ASR gate checks the clips. Adding a task or a language is a YAML file, not code.
+Adding a task or a language is a YAML file, not code.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from s2sbench.data import DATA_DIR
-from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.languages import LanguageCode, gate_metric
 from s2sbench.pipeline.manifest import load_yaml
 from s2sbench.pipeline.registry import Registry, UnknownNameError
-from s2sbench.pipeline.schema import StrictSection, validate
-from s2sbench.pipeline.templates import Templates
+from s2sbench.pipeline.schema import validate
+from s2sbench.pipeline.task_config import TaskConfig, TaskConfigError
 
 TASKS_DIR = DATA_DIR / "tasks"
-#: the longest context or candidate text (in characters) a task speaks unless it sets ``max_text_chars``: about
-#: a minute of speech, far above a story (300) or a question (100), far below a text that stalls an engine
-DEFAULT_MAX_TEXT_CHARS = 1000
-
-# pairwise_*: the right candidate against each wrong one (ties wrong / ties right); argmin: the right candidate must
-# have the lowest score of all (4-way accuracy for sCMMLU, chance 1/n).
-ScoringRule = Literal["pairwise_strict", "pairwise_ties_right", "argmin"]
-
-
-class TaskConfigError(ConfigError):
-    """A task file that cannot be used; the message names the file and the key."""
-
-
-
-def _unique(values: list, what: str) -> list:
-    repeated = sorted({str(value) for value in values if values.count(value) > 1})
-    if repeated:
-        raise ValueError(f"{what} {', '.join(repeated)} listed more than once")
-    return values
-
-
-class LicenceConfig(StrictSection):
-    """The licence of a source's items, as the Hub card states it: a Hub licence id (SPDX, lower case:
-    ``cc-by-sa-4.0``), or ``other`` with the licence's ``name`` and a ``link`` to its text. A string is the id."""
-
-    id: str
-    name: str | None = None
-    link: str | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_id(cls, value: Any) -> Any:
-        return {"id": value} if isinstance(value, str) else value
-
-    @model_validator(mode="after")
-    def _other_is_named(self) -> "LicenceConfig":
-        if self.id == "other" and not (self.name and self.link):
-            raise ValueError("a licence 'other' needs its 'name' and a 'link' to its text")
-        return self
-
-
-class SourceConfig(StrictSection):
-    loader: str  # name in the loader registry (s2sbench.pipeline.sources)
-    path: str | None = None  # local file or folder; relative paths resolve against the task file's folder's data root
-    hub_id: str | None = None
-    split: str | None = None
-    # "error": a bad row stops the load with file, line and field; "drop": it is skipped and counted in the report
-    on_bad_row: Literal["error", "drop"] = "error"
-    options: dict[str, Any] = Field(default_factory=dict)
-    licence: LicenceConfig | None = None  # default: the loader's known licence (pipeline/publish/card.py)
-
-
-class CandidatesConfig(StrictSection):
-    construction: str = "source"  # "source" keeps the loader's candidates; other builders are registered by name
-    options: dict[str, Any] = Field(default_factory=dict)
-
-
-class AsrConfig(StrictSection):
-    engine: str = "faster-whisper"
-    model: str = "tiny.en"
-    options: dict[str, Any] = Field(default_factory=dict)
-
-
-class SpeechRate(StrictSection):
-    """Bounds on how fast a clip speaks its reference text: words per second, or characters per second for
-    languages scored by CER (zh, ja), measured over the voiced span of the clip."""
-
-    min_per_s: float = Field(gt=0)
-    max_per_s: float = Field(gt=0)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> "SpeechRate":
-        if self.min_per_s > self.max_per_s:
-            raise ValueError(f"min_per_s {self.min_per_s:g} is above max_per_s {self.max_per_s:g}: no clip could pass")
-        return self
-
-
-def _default_speech_rates() -> dict[str, SpeechRate]:
-    # generous bounds around normal read speech (en about 2.5 words/s, zh about 4-5 characters/s): they catch
-    # truncated, stalled or garbled clips, not a fast voice
-    return {
-        "en": SpeechRate(min_per_s=1.0, max_per_s=5.5),
-        "zh": SpeechRate(min_per_s=1.5, max_per_s=9.0),
-        "ja": SpeechRate(min_per_s=2.0, max_per_s=12.0),
-        "default": SpeechRate(min_per_s=0.7, max_per_s=9.0),
-    }
-
-
-class GateConfig(StrictSection):
-    # languages written without spaces (zh, ja, ...) are scored by CER whatever this says, except Mandarin, which may
-    # ask for SER (tonal pinyin syllables: a homophone the judge writes is not an error); see languages.gate_metric
-    metric: Literal["wer", "cer", "ser"] = "wer"
-    max_error_rate: float = Field(default=0.15, ge=0.0, le=1.0)
-    max_attempts: int = Field(default=2, ge=1)
-    asr: AsrConfig = Field(default_factory=AsrConfig)
-    speech_rate: dict[str, SpeechRate] = Field(default_factory=_default_speech_rates)  # language (or "default")
-    max_internal_silence_s: float = Field(default=1.5, gt=0)  # longest pause allowed between the first and last word
-    silence_threshold_db: float = Field(default=-40.0, lt=0)  # frames this far below the clip's peak count as silent
-    max_ngram_repeats: int = Field(default=3, ge=1)  # an n-gram (n <= 4) repeated back to back more often: a loop
-    max_length_ratio: float = Field(default=1.5, gt=1)  # transcript length over reference length, in words/chars
-
-
-class TaskConfig(StrictSection):
-    name: str
-    version: int = 1
-    language: LanguageCode
-    description: str = ""
-    source: SourceConfig
-    candidates: CandidatesConfig = Field(default_factory=CandidatesConfig)
-    templates: Templates = Field(default_factory=Templates)
-    scoring: ScoringRule = "pairwise_strict"
-    also_report: list[ScoringRule] = Field(default_factory=list)  # further rules reported beside ``scoring``
-    voices: list[str] = Field(min_length=1)
-    speak: list[Literal["context", "candidates"]] = Field(default_factory=lambda: ["context"], min_length=1)
-    config_per_voice: bool = False  # the dataset (and its Hub repo) has a config per voice, not one for the task
-    gate: GateConfig = Field(default_factory=GateConfig)
-    limit: int | None = Field(default=None, ge=1)
-    # an item whose context or a candidate is longer is dropped at load (reason ``text_too_long``)
-    max_text_chars: int = Field(default=DEFAULT_MAX_TEXT_CHARS, ge=1)
-    path: Path | None = Field(default=None, exclude=True)  # the YAML file it was read from
-
-    @field_validator("voices")
-    @classmethod
-    def _voices_once(cls, value: list[str]) -> list[str]:
-        return _unique(value, "voice")
-
-    @field_validator("speak", "also_report")
-    @classmethod
-    def _listed_once(cls, value: list[str]) -> list[str]:
-        return _unique(value, "value")
-
-    @field_validator("gate")
-    @classmethod
-    def _gate_metric_fits_language(cls, gate: GateConfig, info: ValidationInfo) -> GateConfig:
-        if "language" in info.data:  # else the language's own error is the one to read
-            gate_metric(gate.metric, info.data["language"])
-        return gate
-
-    def resolve(self, relative: str) -> Path:
-        """A path from the task file: absolute as given, else relative to the data folder."""
-        # environment variables let one checked-in task file point at each user's copy of a licensed source
-        candidate = Path(os.path.expandvars(relative)).expanduser()
-        if candidate.is_absolute():
-            return candidate
-        for base in ([self.path.parent] if self.path else []) + [DATA_DIR]:
-            if (base / candidate).exists():
-                return base / candidate
-        return DATA_DIR / candidate
 
 
 def _registry() -> dict[str, Path]:

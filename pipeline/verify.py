@@ -34,7 +34,7 @@ from s2sbench.pipeline.errors import EnvironmentFault
 from s2sbench.pipeline.languages import CHINESE_SCRIPT_LANGUAGES, base_language, error_metric, gate_metric, is_unspaced
 from s2sbench.pipeline.normalize import chinese_for_cer
 from s2sbench.pipeline.records import Clip, ClipCheck, Item, Reason
-from s2sbench.pipeline.tasks import GateConfig, SpeechRate, TaskConfig
+from s2sbench.pipeline.task_config import GateConfig, SpeechRate, TaskConfig
 from s2sbench.pipeline.zh_script import spell_latin
 
 log = logging.getLogger(__name__)

@@ -40,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from s2sbench.pipeline.manifest import write_json, write_records
-    from s2sbench.pipeline.sources import load_task_items, override_source
+    from s2sbench.pipeline.items import load_task_items
+    from s2sbench.pipeline.task_config import override_source
     from s2sbench.pipeline.tasks import load_task
 
     task = override_source(

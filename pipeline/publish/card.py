@@ -16,7 +16,7 @@ from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.records import ClipCheck
 from s2sbench.pipeline.configs import DEFAULT_SPLIT
-from s2sbench.pipeline.tasks import GateConfig, LicenceConfig, SourceConfig, TaskConfig
+from s2sbench.pipeline.task_config import GateConfig, LicenceConfig, SourceConfig, TaskConfig
 
 TEMPLATE = Path(__file__).with_name("dataset_card.md.j2")
 
@@ -31,6 +31,7 @@ class SourceTerms:
     citation: str | None = None
 
 
+UNKNOWN = LicenceConfig(id="unknown")
 STORY_CLOZE_TERMS = LicenceConfig(id="other", name="story-cloze-terms", link="https://cs.rochester.edu/nlp/rocstories/")
 # What a card says about each source format when its task file names no licence.
 SOURCES = {
@@ -40,9 +41,10 @@ SOURCES = {
                                "Cloze Test), CC BY-SA 4.0.", "lin2022"),
     "cmmlu": SourceTerms(LicenceConfig(id="cc-by-nc-4.0"), "CMMLU questions (rewritten into statements for sCMMLU), "
                          "CC BY-NC 4.0.", "li2023cmmlu"),
+    "s2sbench-release": SourceTerms(UNKNOWN, "Items of the published S2SBench release, under the terms of the "
+                                    "sources it was made from (Story Cloze Test, CMMLU).", "s2sbench"),
 }
 DEMO_SOURCE = SourceTerms(LicenceConfig(id="apache-2.0"), "Demo items written for s2sbench, under the s2sbench licence (Apache-2.0).")
-UNKNOWN = LicenceConfig(id="unknown")
 
 CITATIONS = {
     "s2sbench": """@article{fang2025s2sbench,
@@ -128,7 +130,8 @@ def _task_facts(name: str, report: BuildReport) -> TaskFacts:
     entry = report.tasks.get(name)
     config: TaskConfig | None = entry.config if entry is not None else None
     if config is None:
-        from s2sbench.pipeline.tasks import TaskConfigError, load_task
+        from s2sbench.pipeline.task_config import TaskConfigError
+        from s2sbench.pipeline.tasks import load_task
 
         try:
             config = load_task(name)

@@ -10,8 +10,9 @@ An export folder holds, per set (one task spoken by one voice, ``<task>--<voice>
 for each choice set after the first: the loop scores choice sets under one name only, see
 :mod:`~s2sbench.pipeline.publish.original_format`), and ``s2sbench_export.json`` (:class:`ExportSidecar`), which
 maps each uttid back to its item and candidate so that an import restores the build exactly. Without that file (the
-published S2SBench data) item ids come from the uttids and the two endings of a story are put in an order drawn
-from a hash of the item id, so the right ending is not always first.
+published S2SBench data) item ids come from the uttids and a story's endings keep the order of their rows (the
+right one first). One reader serves both this import and the ``s2sbench-release`` task source:
+:mod:`s2sbench.pipeline.sources.release`, which also holds the layout's records.
 
 An import is a build folder like any other (:class:`~s2sbench.pipeline.builddir.BuildDir`): items, manifests, an
 audit whose clips are all ``unverified``, the dataset and a build report, with the imported WAVs (byte for byte) in
@@ -25,33 +26,26 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from s2sbench.pipeline.assemble import finish_build, task_report
 from s2sbench.pipeline.audio import ClipStore, decode_audio
 from s2sbench.pipeline.build_report import Integrity
 from s2sbench.pipeline.builddir import BuildDir, BuildDirError
 from s2sbench.pipeline.dataset import SAMPLE_RATE_HZ, DatasetRow, iter_rows, undecoded
-from s2sbench.pipeline.errors import ConfigError, DataError
+from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.manifest import (
-    DocumentError,
     atomic_write_bytes,
     atomic_write_text,
-    parse_versioned,
-    read_json,
     stable_hash,
     write_json,
 )
 from s2sbench.pipeline.records import (
-    SCHEMA_VERSION,
     BuildRow,
     Clip,
     ClipCheck,
     Item,
     Reason,
-    Record,
     Role,
-    Source,
     safe_component,
 )
 from s2sbench.pipeline.publish.original_format import (
@@ -65,33 +59,17 @@ from s2sbench.pipeline.publish.original_format import (
     story_uttids,
 )
 from s2sbench.pipeline.sources import LoadResult
+from s2sbench.pipeline.sources.release import (
+    SIDECAR,
+    ExportedSetEntry,
+    ExportSidecar,
+    OriginalLayoutError,
+    read_layout,
+    read_sidecar,
+)
 
 
-SIDECAR = "s2sbench_export.json"
 EVAL_CONFIG = "eval_s2t.yaml"
-
-
-class OriginalLayoutError(DataError):
-    """A build that cannot be written in the original layout, or an original-layout file that cannot be read."""
-
-
-class ExportedSetEntry(Record):
-    task: str
-    voice: str
-    language: str
-    format: Literal["story", "choice"]
-    jsonl: str  # file names inside the export folder
-    audio_dir: str
-    original_name: str  # its name in the original code's config (cmmlu_write_4, or a name with 'tory')
-    config_file: str  # the eval_s2t*.yaml that lists it
-    uttids: dict[str, tuple[str, int | None]]  # uttid -> (item id, candidate index of a story row)
-
-
-class ExportSidecar(Record):
-    """``s2sbench_export.json``: what an import needs to restore the build exactly."""
-
-    schema_version: int = SCHEMA_VERSION
-    sets: dict[str, ExportedSetEntry]
 
 
 @dataclass(frozen=True)
@@ -202,36 +180,6 @@ class OriginalSet:
     uttids: dict[str, tuple[str, int | None]] | None = None  # uttid -> (item id, candidate index), from an export
 
 
-def _read_rows(path: Path) -> list[tuple[int, dict]]:
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise OriginalLayoutError(f"{path}:{number}: invalid JSON: {error.msg}") from None
-        for key in ("uttid", "first"):
-            if key not in row:
-                raise OriginalLayoutError(f"{path}:{number}: field '{key}' is missing")
-        rows.append((number, row))
-    return rows
-
-
-def _prefix(uttid, where: str) -> int:
-    head = str(uttid).split("_")[0]
-    if not head.isdigit():
-        raise OriginalLayoutError(f"{where}: field 'uttid': '{uttid}' does not start with an integer")
-    return int(head)
-
-
-def _item_id(uttid, spec: OriginalSet, fallback: str) -> str:
-    if spec.uttids and str(uttid) in spec.uttids:
-        return spec.uttids[str(uttid)][0]
-    rest = str(uttid).split("_", 1)
-    return rest[1] if len(rest) == 2 and rest[1] else fallback
-
-
 def _wav(spec: OriginalSet, uttid, where: str) -> bytes:
     name = safe_component(str(uttid), f"{where}: field 'uttid'")  # a file name inside the audio folder
     path = spec.audio_dir / f"{name}.wav"
@@ -243,41 +191,10 @@ def _wav(spec: OriginalSet, uttid, where: str) -> bytes:
 
 
 def read_original_set(spec: OriginalSet) -> list[tuple[Item, bytes]]:
-    """The items of one original-layout set with their context audio (wav bytes)."""
-    rows = _read_rows(spec.jsonl)
-    out = []
-    if rows and "last" in rows[0][1]:
-        rows.sort(key=lambda entry: _prefix(entry[1]["uttid"], f"{spec.jsonl}:{entry[0]}"))
-        if len(rows) % 2:
-            raise OriginalLayoutError(f"{spec.jsonl}: {len(rows)} rows; stories come in pairs")
-        for pair in range(len(rows) // 2):
-            (line_a, right), (line_b, wrong) = rows[2 * pair], rows[2 * pair + 1]
-            where = f"{spec.jsonl}:{line_a}"
-            if _prefix(wrong["uttid"], where) != _prefix(right["uttid"], where) + 1 or right["first"] != wrong["first"]:
-                raise OriginalLayoutError(f"{where}: rows {right['uttid']} and {wrong['uttid']} (line {line_b}) are not a pair "
-                                          "(consecutive ids with the same context)")
-            item_id = _item_id(right["uttid"], spec, f"{spec.task}-{pair:05d}")
-            if spec.uttids and str(right["uttid"]) in spec.uttids:
-                right_index = spec.uttids[str(right["uttid"])][1]
-            else:  # the layout does not say where the right ending stood: a fixed, unbiased order
-                right_index = int(hashlib.sha256(item_id.encode()).hexdigest(), 16) % 2
-            candidates = [right["last"], wrong["last"]] if right_index == 0 else [wrong["last"], right["last"]]
-            item = Item(id=item_id, task=spec.task, language=spec.language, context=right["first"], candidates=candidates,
-                        right=right_index, source=Source(file=spec.jsonl.name, row=line_a))
-            out.append((item, _wav(spec, right["uttid"], where)))
-        return out
-    for number, row in rows:
-        where = f"{spec.jsonl}:{number}"
-        missing = [key for key in (*LETTERS, "answer") if key not in row]
-        if missing:
-            raise OriginalLayoutError(f"{where}: field '{missing[0]}' is missing (a row has 'last', or A-D and 'answer')")
-        if row["answer"] not in LETTERS:
-            raise OriginalLayoutError(f"{where}: field 'answer': '{row['answer']}' is not one of A-D")
-        item = Item(id=_item_id(row["uttid"], spec, str(row["uttid"])), task=spec.task, language=spec.language,
-                    context=row["first"], candidates=[row[letter] for letter in LETTERS], right=LETTERS.index(row["answer"]),
-                    source=Source(file=spec.jsonl.name, row=number))
-        out.append((item, _wav(spec, row["uttid"], where)))
-    return out
+    """The items of one original-layout set (:func:`~s2sbench.pipeline.sources.release.read_layout`) with their
+    context audio (wav bytes)."""
+    return [(entry.item, _wav(spec, entry.uttid, f"{spec.jsonl}:{entry.item.source.row}"))
+            for entry in read_layout(spec.jsonl, spec.task, spec.language, uttids=spec.uttids)]
 
 
 def _inside(folder: Path, name: str, what: str) -> Path:
@@ -292,10 +209,7 @@ def find_sets(source: str | Path, *, task: str | None = None, language: str | No
     source = Path(source)
     if source.is_dir() and (source / SIDECAR).exists():
         path = source / SIDECAR
-        try:
-            sidecar = parse_versioned(ExportSidecar, read_json(path), path)
-        except DocumentError as error:
-            raise OriginalLayoutError(str(error)) from None
+        sidecar = read_sidecar(source)
         return [OriginalSet(_inside(source, entry.jsonl, f"{path}: set '{name}': field 'jsonl'"),
                             _inside(source, entry.audio_dir, f"{path}: set '{name}': field 'audio_dir'"),
                             safe_component(entry.task, f"{path}: set '{name}': field 'task'"), entry.language,

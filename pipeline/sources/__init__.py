@@ -1,8 +1,9 @@
 """Loaders: one module per public format, each turning a source into :class:`~s2sbench.pipeline.records.Item` s.
 
 A loader is a function ``(task: TaskConfig) -> Iterator[Item | DroppedRow]`` registered by name; the task's
-``source.loader`` picks it. Modules are imported only when their loader is used. :func:`load_task_items` runs the
-loader and the task's candidate construction and keeps every drop with its reason, so kept + dropped = rows in.
+``source.loader`` picks it. Modules are imported only when their loader is used. Loaders know the task config and
+nothing above it; :func:`s2sbench.pipeline.items.load_task_items` runs a task's loader and then its candidate
+builder, and keeps every drop with its reason (:class:`LoadResult`), so kept + dropped = rows in.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pydantic import ConfigDict
@@ -19,18 +19,20 @@ from s2sbench.pipeline.errors import DataError
 from s2sbench.pipeline.records import Drop, Item, Record
 from s2sbench.pipeline.registry import Registry
 from s2sbench.pipeline.sources.rows import DroppedRow
-from s2sbench.pipeline.tasks import TaskConfig
+from s2sbench.pipeline.task_config import TaskConfig
 
 Loader = Callable[[TaskConfig], Iterator[Item | DroppedRow]]
 
 #: name -> loader; modules import lazily so a missing optional dependency only hurts its own loader. A loader may
-#: declare its ``source.options`` (:func:`~s2sbench.pipeline.sources.rows.takes_options`).
+#: declare its ``source.options`` (:func:`~s2sbench.pipeline.sources.rows.takes_options`), and the files it reads
+#: (``loader.source_files(task)``, where ``source.path`` is a folder that holds more than its items, such as audio).
 LOADERS: Registry[Loader] = Registry("loader", {
     "jsonl": "s2sbench.pipeline.sources.jsonl:load_table",
     "csv": "s2sbench.pipeline.sources.jsonl:load_table",
     "storycloze": "s2sbench.pipeline.sources.storycloze:load_storycloze",
     "xstorycloze": "s2sbench.pipeline.sources.xstorycloze:load_xstorycloze",
     "cmmlu": "s2sbench.pipeline.sources.cmmlu:load_cmmlu",
+    "s2sbench-release": "s2sbench.pipeline.sources.release:load_release",
 }, group="s2sbench.loaders")
 
 
@@ -101,64 +103,3 @@ class LoadResult:
             source_drop_reasons=dict(Counter(drop.reason.code for drop in self.drops if drop.stage == "load")),
             **self.construction,
         )
-
-
-def load_task_items(task: TaskConfig, limit: int | None = None) -> LoadResult:
-    """The items of a task, in source order, after candidate construction, cut to ``limit`` kept items (or the
-    task's ``limit``), with the dropped rows and the builder's counts (who handled how many, why the rest failed).
-
-    An item with a text longer than the task's ``max_text_chars`` is dropped (``text_too_long``) before any builder
-    or engine sees it. See :meth:`LoadResult.require_items` for a source that leaves no item to keep."""
-    from s2sbench.pipeline.candidates import get_builder
-
-    builder = get_builder(task)
-    cap = limit if limit is not None else task.limit
-    loaded = [too_long(entry, task) or entry if isinstance(entry, Item) else entry
-              for entry in get_loader(task.source.loader)(task)]  # fmt: skip
-    builder.prepare([entry for entry in loaded if isinstance(entry, Item)])
-    items: list[Item] = []
-    drops: list[Drop] = []
-    rows_in = 0
-    for entry in loaded:
-        if cap is not None and len(items) >= cap:
-            break
-        rows_in += 1
-        result = builder.build(entry) if isinstance(entry, Item) else entry
-        if isinstance(result, Item):
-            result = too_long(result, task) or result
-        if isinstance(result, Item):
-            items.append(result)
-        else:
-            drops.append(result.to_drop(task.name))
-    return LoadResult(task.name, items, drops, rows_in, builder.report(), task)
-
-
-def too_long(item: Item, task: TaskConfig) -> DroppedRow | None:
-    """The drop of an item whose context or a candidate is longer than ``task.max_text_chars``, else None."""
-    texts = {"context": item.context, **{f"candidates.{index}": text for index, text in enumerate(item.candidates)}}
-    for field_name, text in texts.items():
-        if len(text) > task.max_text_chars:
-            return DroppedRow(item.source.file, item.source.row, field_name,
-                              f"{len(text)} characters, more than max_text_chars {task.max_text_chars}", "load",
-                              item.id, code="text_too_long")  # fmt: skip
-    return None
-
-
-def override_source(task: TaskConfig, **changes: str | None) -> TaskConfig:
-    """``task`` with some ``source`` settings replaced (the CLI's --source-path, --hub-id ...); None keeps a setting.
-
-    A path given here is relative to the current folder, not to the task file.
-    """
-    update = {key: value for key, value in changes.items() if value is not None}
-    if "path" in update:
-        update["path"] = str(Path(update["path"]).expanduser().resolve())
-        update.setdefault("hub_id", None)
-    if "hub_id" in update:
-        update.setdefault("path", None)
-    source = task.source.model_validate({**task.source.model_dump(), **update})
-    return task.model_copy(update={"source": source})
-
-
-def load_items(task: TaskConfig, limit: int | None = None) -> list[Item]:
-    """The kept items of a task (see :func:`load_task_items` for the drops and counts)."""
-    return load_task_items(task, limit).items

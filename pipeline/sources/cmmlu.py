@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from s2sbench.pipeline.records import Item
 from s2sbench.pipeline.sources.rows import (DroppedRow, ReadOptions, Row, RowPolicy, read_delimited, read_hub,
                                             require_columns, source_path, takes_options, text_cell)
-from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
+from s2sbench.pipeline.task_config import TaskConfig, TaskConfigError
 
 LETTERS = ("A", "B", "C", "D")
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from s2sbench.pipeline.records import Item
 from s2sbench.pipeline.sources.rows import (DroppedRow, ReadOptions, Row, RowPolicy, join_sentences, read_hub,
                                             read_table, require_columns, source_path, takes_options)
-from s2sbench.pipeline.tasks import TaskConfig
+from s2sbench.pipeline.task_config import TaskConfig
 
 DEFAULT_COLUMNS: dict[str, Any] = {"id": "id", "context": "context", "candidates": "candidates", "right": "right"}
 

@@ -16,7 +16,7 @@ from s2sbench.pipeline.languages import sentence_separator
 from s2sbench.pipeline.manifest import ManifestError, iter_json_objects, parse_record
 from s2sbench.pipeline.records import Drop, Item, Reason
 from s2sbench.pipeline.schema import StrictSection
-from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
+from s2sbench.pipeline.task_config import TaskConfig, TaskConfigError
 
 
 class ReadOptions(StrictSection):

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from s2sbench.pipeline.records import Item
 from s2sbench.pipeline.sources.rows import (DroppedRow, ReadOptions, Row, RowPolicy, join_sentences, read_hub,
                                             read_table, require_columns, source_path, takes_options, text_cell)
-from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
+from s2sbench.pipeline.task_config import TaskConfig, TaskConfigError
 
 # The two column dialects: the original CSV (CamelCase) and the hub datasets (snake_case).
 ORIGINAL = {

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from s2sbench.pipeline.records import Item
 from s2sbench.pipeline.sources.rows import DroppedRow, ReadOptions, read_hub, read_table, source_path, takes_options
 from s2sbench.pipeline.sources.storycloze import story_items
-from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError
+from s2sbench.pipeline.task_config import TaskConfig, TaskConfigError
 
 LANGUAGES = ("en", "ru", "zh", "es", "ar", "hi", "id", "te", "sw", "eu", "my")
 SPLITS = ("eval", "train")

@@ -15,10 +15,13 @@ import pytest
 
 from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.languages import gate_metric
-from s2sbench.pipeline.sources import override_source
+from s2sbench.pipeline.task_config import override_source
 from s2sbench.pipeline.sources.xstorycloze import release_file_name
-from s2sbench.pipeline.tasks import TASKS_DIR, TaskConfig, load_task
-from tests.sources.source_fixtures import SPRING_HEADER, write_csv
+from s2sbench.pipeline.task_config import TaskConfig
+from s2sbench.pipeline.tasks import TASKS_DIR, load_task
+from s2sbench.pipeline.sources.release import RELEASE_SETS
+from s2sbench.pipeline.sources.rows import join_sentences
+from tests.sources.source_fixtures import SPRING_HEADER, write_csv, write_release
 
 # Short stories per language in the Story Cloze columns (four sentences, two endings, the right one's number), with
 # ids fixture-story-1, -2, ...; the first English one is the first demo story and the Chinese one the demo's zh-004,
@@ -72,7 +75,20 @@ def cmmlu_fixture(task: TaskConfig, folder: Path) -> Path:
     return data
 
 
-FIXTURES = {"storycloze": storycloze_fixture, "xstorycloze": xstorycloze_fixture, "cmmlu": cmmlu_fixture}
+def release_fixture(task: TaskConfig, folder: Path) -> Path:
+    """The published S2SBench layout, with the texts the other fixtures speak (so their clips are shared): the
+    first English and the Chinese story, and the statement the rules make of the CMMLU question."""
+
+    def pair(story: list[str], language: str) -> tuple[str, str, str]:
+        right = int(story[6]) - 1
+        return join_sentences(story[:4], language), story[4 + right], story[5 - right]
+
+    return write_release(folder / "release", [pair(STORIES["en"][0], "en")], [pair(STORIES["zh"][0], "zh")],
+                         [("中秋节人们通常会吃", ["粽子。", "月饼。", "汤圆。", "饺子。"], "B")])
+
+
+FIXTURES = {"storycloze": storycloze_fixture, "xstorycloze": xstorycloze_fixture, "cmmlu": cmmlu_fixture,
+            "s2sbench-release": release_fixture}
 
 
 def with_fixture_sources(task: TaskConfig, folder: Path) -> TaskConfig:
@@ -139,6 +155,28 @@ def test_every_shipped_task_builds_with_each_of_its_voices(shipped_build):
         assert entry.clips_unverified == 0, f"{task.name}: clips left unverified"
         kept_by_language[task.language] = kept_by_language.get(task.language, 0) + entry.kept
     assert all(kept_by_language.values()), f"a language with no kept row: {kept_by_language}"
+
+
+def test_a_release_task_builds_the_items_of_its_rows(shipped_build):
+    """Each release task, built from a folder in the published layout, has the items its set's rows say: the
+    context, the candidates in row order (a story's right ending first, sCMMLU's A-D), the answer and the uttid."""
+    import json
+
+    from s2sbench.pipeline.builddir import BuildDir
+
+    tasks, out, _, _ = shipped_build
+    release_tasks = [task for task in tasks if task.source.loader == "s2sbench-release"]
+    assert {task.name for task in release_tasks} == {"sstorycloze-release", "zh-sstorycloze-release", "scmmlu-release"}
+    for task in release_tasks:
+        file = Path(task.source.path) / RELEASE_SETS[task.source.options["set"]]
+        rows = sorted((json.loads(line) for line in file.read_text(encoding="utf-8").splitlines()),
+                      key=lambda row: int(row["uttid"].split("_")[0]))  # fmt: skip
+        if "last" in rows[0]:
+            expected = [(right["first"], [right["last"], wrong["last"]], 0, right["uttid"]) for right, wrong in zip(rows[::2], rows[1::2])]
+        else:
+            expected = [(row["first"], [row[k] for k in "ABCD"], "ABCD".index(row["answer"]), row["uttid"]) for row in rows]
+        items = BuildDir(out).read_items(task.name)
+        assert [(i.context, i.candidates, i.right, i.meta["uttid"]) for i in items] == expected[:ITEMS_PER_TASK], task.name
 
 
 def test_each_language_has_more_than_one_real_voice():

@@ -1,8 +1,9 @@
 import pytest
 
 from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.sources import load_items
-from s2sbench.pipeline.tasks import TaskConfigError, load_task, task_names
+from s2sbench.pipeline.items import load_items
+from s2sbench.pipeline.task_config import TaskConfigError
+from s2sbench.pipeline.tasks import load_task, task_names
 
 
 def test_demo_tasks_load_with_enough_items():

@@ -16,7 +16,8 @@ from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.manifest import stable_hash
 from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Item, Role, Source
 from s2sbench.pipeline.sources import LoadResult
-from s2sbench.pipeline.tasks import TaskConfig, load_task
+from s2sbench.pipeline.task_config import TaskConfig
+from s2sbench.pipeline.tasks import load_task
 
 from ..factories import byte_tokenizer, save_tiny_gpt2, tone_wav
 

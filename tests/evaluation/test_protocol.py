@@ -7,8 +7,8 @@ from pydantic import ValidationError
 from s2sbench.evaluation.models.base import Audio
 from s2sbench.evaluation.protocol import EvalItem, ProtocolError, build_requests, mode_slug
 from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.tasks import Templates, load_task
-from s2sbench.pipeline.templates import TemplateError, text_context_parts
+from s2sbench.pipeline.tasks import load_task
+from s2sbench.pipeline.templates import TemplateError, Templates, text_context_parts
 
 EN = load_task("demo-stories-en").templates
 ZH = load_task("demo-stories-zh").templates

@@ -17,7 +17,7 @@ from s2sbench.evaluation.models.offline import (
     local_dir,
 )
 from s2sbench.evaluation.protocol import TEXT_TO_TEXT, EvalItem, build_requests
-from s2sbench.pipeline.sources import load_items
+from s2sbench.pipeline.items import load_items
 from s2sbench.pipeline.tasks import load_task
 
 

@@ -16,7 +16,7 @@ from .paper_helpers import char_tokenizer, clip, tiny_llama
 from s2sbench.evaluation.models import get_adapter
 from s2sbench.evaluation.protocol import EvalItem, build_requests
 from s2sbench.pipeline.audio import decode_audio
-from s2sbench.pipeline.tasks import Templates
+from s2sbench.pipeline.templates import Templates
 
 START, END = "<audio_start_baichuan>", "<audio_end_baichuan>"
 INSTRUCTION = "下面是一段语音和文本交错的内容："

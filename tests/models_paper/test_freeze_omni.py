@@ -11,7 +11,7 @@ from s2sbench.evaluation.models.freeze_omni import CHAT_PREFIX, FreezeOmniAdapte
 from s2sbench.evaluation.models.remote_code import RemoteCodeRefused
 from s2sbench.evaluation.protocol import EvalItem, build_requests
 from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.tasks import Templates
+from s2sbench.pipeline.templates import Templates
 
 ITEM = EvalItem(item_id="q1", task="scmmlu", language="zh", voice="v", context="他们去了音乐会。",
                 candidates=("他们", "音乐会"), right=0, context_audio=clip(50, 1.2))

@@ -12,7 +12,7 @@ from s2sbench.evaluation.models.glm4_voice import GLM4VoiceAdapter, audio_markup
 from s2sbench.evaluation.models.spirit_lm import SpiritLMAdapter, spirit_lm
 from s2sbench.evaluation.models.remote_code import RemoteCodeRefused
 from s2sbench.evaluation.protocol import EvalItem, build_requests
-from s2sbench.pipeline.tasks import Templates
+from s2sbench.pipeline.templates import Templates
 
 N_UNITS = 20
 ITEM = EvalItem(item_id="s1", task="sstorycloze", language="en", voice="v", context="they went to a show.",

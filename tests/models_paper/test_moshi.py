@@ -10,7 +10,7 @@ from s2sbench.evaluation.models import get_adapter
 from s2sbench.evaluation.models.base import AdapterError, Request
 from s2sbench.evaluation.models.moshi import ABSENT, MOSHI_TEXT_EPAD_ID, MOSHI_TEXT_PAD_ID, Streams, lay_out
 from s2sbench.evaluation.protocol import EvalItem, build_requests
-from s2sbench.pipeline.tasks import Templates
+from s2sbench.pipeline.templates import Templates
 
 INIT_TEXT, INIT_AUDIO = 100, 64
 

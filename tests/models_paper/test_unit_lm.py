@@ -10,7 +10,7 @@ from s2sbench.evaluation.models import get_adapter
 from s2sbench.evaluation.models.base import AdapterError
 from s2sbench.evaluation.models.units import assign_units, deduplicate, load_kmeans
 from s2sbench.evaluation.protocol import EvalItem, build_requests
-from s2sbench.pipeline.tasks import Templates
+from s2sbench.pipeline.templates import Templates
 
 N_UNITS = 20
 

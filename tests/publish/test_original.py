@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from ..real_build import CHOICE_TASK, STORY_TASK
+from ..real_build import CHOICE_TASK, GATE, STORY_TASK
 from ..original_rules import dispatch, inference_inputs, read_jsonl, story_summary
 
 from s2sbench.pipeline.builddir import BuildDir
@@ -102,6 +102,31 @@ def test_export_then_import_round_trips_items_labels_and_audio(exported, build_d
         assert (after[row_id].candidates, after[row_id].label) == (row.candidates, row.label)
         assert after[row_id].context_audio.wav == row.context_audio.wav
         assert after[row_id].verification_status == "unverified"
+
+
+def test_an_export_read_by_a_release_task_builds_the_same_items(exported, build_dir, real_build, tmp_path):
+    """export -> a task reading one exported set with the `s2sbench-release` loader -> build: the items are the
+    exported build's (ids, contexts, candidates in their order, answers), and in the same voice and gate the clips
+    are the same audio, all found in the clip store."""
+    from s2sbench.pipeline.build import run_build
+    from s2sbench.pipeline.tasks import load_task
+
+    out, _ = exported
+    store = tmp_path / "store"
+    shutil.copytree(real_build.store, store)
+    task_file = tmp_path / "again.yaml"
+    task_file.write_text(f"name: again\nlanguage: en\nsource: {{loader: s2sbench-release, path: {out / f'{PIPER}.jsonl'}}}\n"
+                         f"voices: [piper-en-joe]\nspeak: [context, candidates]\ngate: {GATE % 'wer'}\n", encoding="utf-8")
+    report = run_build([load_task(task_file)], tmp_path / "again", store_root=store)
+    original, again = BuildDir(build_dir), BuildDir(tmp_path / "again")
+    kept = [row.item for row in original.read_manifest() if row.voice == "piper-en-joe" and row.item.task == STORY_TASK]
+    assert [(i.id, i.context, i.candidates, i.right) for i in again.read_items("again")] == \
+        [(i.id, i.context, i.candidates, i.right) for i in kept]
+    before = {row.item.id: {role: clip.audio_sha256 for role, clip in row.clips.items()}
+              for row in original.read_manifest() if row.voice == "piper-en-joe"}  # fmt: skip
+    assert {row.item.id: {role: clip.audio_sha256 for role, clip in row.clips.items()} for row in again.read_manifest()} == \
+        {item.id: before[item.id] for item in kept}
+    assert report.costs.cached_clips == report.costs.clips == 3 * len(kept)
 
 
 def test_an_import_is_a_build_folder_every_reader_takes(exported, tmp_path):

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from s2sbench.pipeline.tasks import TaskConfig, load_task
+from s2sbench.pipeline.task_config import TaskConfig
+from s2sbench.pipeline.tasks import load_task
 from .source_fixtures import SPRING_HEADER, story_row, write_csv
 
 

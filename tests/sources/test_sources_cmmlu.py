@@ -3,7 +3,7 @@ import pytest
 from .source_fixtures import write_csv
 from s2sbench.pipeline.manifest import ManifestError
 from s2sbench.pipeline.rewrite.base import Question, RewriteRejected, Statements, check_statements
-from s2sbench.pipeline.sources import load_task_items
+from s2sbench.pipeline.items import load_task_items
 from s2sbench.pipeline.tasks import load_task
 
 HEADER = ["", "Question", "A", "B", "C", "D", "Answer"]
@@ -79,7 +79,7 @@ def test_cmmlu_answer_out_of_range_and_empty_option(make_task, tmp_path):
 
 
 def test_unknown_rewriter_names_the_task_key(make_task, tmp_path):
-    from s2sbench.pipeline.tasks import TaskConfigError
+    from s2sbench.pipeline.task_config import TaskConfigError
 
     write_csv(tmp_path / "dev" / "x.csv", HEADER, [["0", "甲是：", "一", "二", "三", "四", "A"]])
     with pytest.raises(TaskConfigError, match=r"t.yaml: key 'candidates.options.rewriters.0': unknown rewriter 'magic' \(known: llm, rules\)"):
@@ -87,7 +87,7 @@ def test_unknown_rewriter_names_the_task_key(make_task, tmp_path):
 
 
 def test_split_that_does_not_match_the_folder_is_an_error(make_task, tmp_path):
-    from s2sbench.pipeline.tasks import TaskConfigError
+    from s2sbench.pipeline.task_config import TaskConfigError
 
     write_csv(tmp_path / "dev" / "x.csv", HEADER, [["0", "第一个数字是：", "一", "二", "三", "四", "A"]])
     with pytest.raises(TaskConfigError, match=r"key 'source.split': 'test', but .*dev has no test/ folder"):

@@ -10,7 +10,7 @@ from .source_fixtures import SPRING_HEADER, write_csv
 from s2sbench.pipeline.rewrite.base import Question, RewriteRejected, Statements, check_statements
 from s2sbench.pipeline.rewrite.llm import parse_rewrite
 from s2sbench.pipeline.rewrite.translate import assign_names, find_names, parse_numbered, replace_names
-from s2sbench.pipeline.sources import load_task_items
+from s2sbench.pipeline.items import load_task_items
 
 HEADER = ["", "Question", "A", "B", "C", "D", "Answer"]
 

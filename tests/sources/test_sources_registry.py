@@ -4,8 +4,9 @@ import json
 import pytest
 
 from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.sources import get_loader, override_source
-from s2sbench.pipeline.tasks import TaskConfigError, load_task, task_names
+from s2sbench.pipeline.sources import get_loader
+from s2sbench.pipeline.task_config import TaskConfigError, override_source
+from s2sbench.pipeline.tasks import load_task, task_names
 from s2sbench.pipeline.candidates import BUILDERS
 
 
@@ -18,7 +19,7 @@ def test_every_shipped_task_file_is_valid(name):
 
 
 def test_unknown_loader_and_construction_name_the_choices(make_task):
-    with pytest.raises(ConfigError, match=r"unknown loader 'parquet' \(known: cmmlu, csv, jsonl, storycloze"):
+    with pytest.raises(ConfigError, match=r"unknown loader 'parquet' \(known: cmmlu, csv, jsonl, s2sbench-release, storycloze"):
         get_loader("parquet")
     # the task file is checked when it is read: names, and the options each component declares
     with pytest.raises(ConfigError, match=r"t.yaml: key 'source.loader': unknown loader 'jsnol' .*did you mean 'jsonl'"):

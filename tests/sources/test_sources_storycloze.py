@@ -2,7 +2,7 @@ import pytest
 
 from .source_fixtures import SPRING_HEADER, story_row, write_csv
 from s2sbench.pipeline.manifest import ManifestError
-from s2sbench.pipeline.sources import load_items, load_task_items
+from s2sbench.pipeline.items import load_items, load_task_items
 
 WINTER_HEADER = SPRING_HEADER[1:]
 
@@ -100,7 +100,7 @@ def test_wrong_encoding_names_the_line(make_task, tmp_path):
 
 
 def test_missing_source_file_says_how_to_point_at_it(make_task, tmp_path):
-    from s2sbench.pipeline.tasks import TaskConfigError
+    from s2sbench.pipeline.task_config import TaskConfigError
 
     task = make_task(source={"loader": "storycloze", "path": str(tmp_path / "absent.csv")})
     with pytest.raises(TaskConfigError, match="key 'source.path'.*does not exist.*--source-path"):

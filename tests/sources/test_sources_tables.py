@@ -4,7 +4,7 @@ import pytest
 
 from .source_fixtures import write_csv
 from s2sbench.pipeline.manifest import ManifestError
-from s2sbench.pipeline.sources import load_items, load_task_items
+from s2sbench.pipeline.items import load_items, load_task_items
 from s2sbench.pipeline.sources.xstorycloze import release_file_name
 
 
@@ -21,7 +21,7 @@ def test_xstorycloze_release_folder_by_language(make_task, tmp_path):
 
 
 def test_xstorycloze_unknown_language_lists_the_known(make_task, tmp_path):
-    from s2sbench.pipeline.tasks import TaskConfigError
+    from s2sbench.pipeline.task_config import TaskConfigError
 
     task = make_task(language="fr", source={"loader": "xstorycloze", "path": str(tmp_path)})
     with pytest.raises(TaskConfigError, match=r"unknown XStoryCloze language 'fr' \(known: en, ru, zh, es"):

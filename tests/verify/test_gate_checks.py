@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from s2sbench.pipeline.records import Reason
-from s2sbench.pipeline.tasks import GateConfig, SpeechRate
+from s2sbench.pipeline.task_config import GateConfig, SpeechRate
 from s2sbench.pipeline.verify import (
     longest_internal_silence_s,
     longest_repeat,

@@ -12,7 +12,7 @@ from s2sbench.pipeline.manifest import read_records, write_records
 from s2sbench.pipeline.records import ClipCheck
 from s2sbench.pipeline.reverify import reverify_build
 from s2sbench.pipeline.synthesize import Synthesizer
-from s2sbench.pipeline.tasks import GateConfig, SourceConfig, TaskConfig
+from s2sbench.pipeline.task_config import GateConfig, SourceConfig, TaskConfig
 from s2sbench.pipeline.verify import Verifier, summarize_checks
 
 from ..prefect_runs import recorded_run

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from s2sbench.pipeline.tasks import GateConfig
+from s2sbench.pipeline.task_config import GateConfig
 from s2sbench.pipeline.verify import Verifier
 
 TEXT = "The old fisherman rowed his boat across the quiet lake at dawn."
