@@ -56,9 +56,10 @@ def load_model(plan: EvalPlan) -> ModelAdapter:
     return plan.model if isinstance(plan.model, ModelAdapter) else get_adapter(plan.model, **plan.model_args)
 
 
-def score_plan(plan: EvalPlan, adapter: ModelAdapter, out_dir: str | Path) -> Results:
-    """Evaluate the planned data with ``adapter`` into ``out_dir``."""
-    return evaluate(plan.data, adapter, plan.modes, out_dir, replace(plan.options, model_args=plan.model_args))
+def score_plan(plan: EvalPlan, adapter: ModelAdapter, out_dir: str | Path, on_progress: Sequence = ()) -> Results:
+    """Evaluate the planned data with ``adapter`` into ``out_dir`` (``on_progress``: see :func:`evaluate`)."""
+    return evaluate(plan.data, adapter, plan.modes, out_dir, replace(plan.options, model_args=plan.model_args),
+                    on_progress)
 
 
 def run_plan(plan: EvalPlan, out_dir: str | Path) -> Results:

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tqdm.auto import tqdm
 
 from s2sbench.evaluation.models.base import Audio, ModelAdapter
 from s2sbench.evaluation.protocol import (
@@ -47,7 +46,9 @@ from s2sbench.pipeline.dataset import AudioValue, DatasetError, DatasetRow, iter
 from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.languages import base_language
 from s2sbench.pipeline.manifest import ResumableJsonlWriter, iter_records, sha256_file, stable_hash
-from s2sbench.pipeline.tasks import TaskConfig, TaskConfigError, load_task
+from s2sbench.pipeline.progress import DEFAULT_INTERVAL_S, Progress, ProgressReporter, ProgressSnapshot
+from s2sbench.pipeline.task_config import TaskConfig, TaskConfigError
+from s2sbench.pipeline.tasks import load_task
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +80,7 @@ class EvalOptions:
     limit: int | None = None  # only the first N items of each task
     split: str | None = None  # each config's split to evaluate (default: test, else its only split)
     results_file: str = RESULTS_FILE
+    progress_interval_s: float = DEFAULT_INTERVAL_S  # between progress lines on the s2sbench.progress log
 
     @property
     def selection(self) -> Selection:
@@ -126,11 +128,27 @@ class ScoreCache:
         self._writer.close()
 
 
-def _decode(value: AudioValue | None, where: str) -> Audio:
+def _decode(value: AudioValue | None, where: str, heard: dict[str, str] | None = None) -> Audio:
     if value is None or not (value.wav or value.path):
         raise DatasetError(f"{where}: no audio")
     samples, rate = decode_audio(value.wav or value.path, where)
-    return Audio(samples=samples, sample_rate_hz=rate)
+    return Audio(samples=samples, sample_rate_hz=rate, heard=heard or {})
+
+
+def gate_transcripts(data: EvalDataset) -> dict[tuple[str, str, str], dict[str, str]]:
+    """(task, item id, voice) -> {ASR model id: transcript} of each context clip the build's gate passed, for an
+    adapter that runs the same ASR model (the cascade); none for data that is not a build folder."""
+    from s2sbench.pipeline.builddir import BuildDir
+    from s2sbench.pipeline.records import Role
+
+    if data.kind != "build":
+        return {}
+    heard = {}
+    for row in BuildDir(data.location).read_manifest():
+        check = row.checks.get(Role.context())
+        if check is not None and check.status == "passed" and check.transcript:
+            heard[(row.item.task, row.item.id, row.voice)] = {check.asr_model: check.transcript}
+    return heard
 
 
 def audio_sha256(value: AudioValue | None) -> str:
@@ -214,8 +232,10 @@ def check_speech_continuations(modes: tuple[str, ...], tasks: Mapping[str, TaskR
 
 class _Evaluation:
     def __init__(self, adapter: ModelAdapter, modes: tuple[str, ...], cache: ScoreCache, options: EvalOptions,
-                 configs: dict[str, TaskConfig], selected: SelectedRows):  # fmt: skip
+                 configs: dict[str, TaskConfig], selected: SelectedRows,
+                 heard: dict[tuple[str, str, str], dict[str, str]] | None = None):  # fmt: skip
         self.adapter, self.modes, self.cache, self.options = adapter, modes, cache, options
+        self.heard = heard or {}  # see gate_transcripts
         self.revision = options.revision or adapter.model_id
         self.skipped: list[Skipped] = []
         self.n_scored = self.n_cached = 0
@@ -266,7 +286,8 @@ class _Evaluation:
     def _item(self, row: DatasetRow, mode: str, where: str) -> EvalItem:
         context_audio = candidate_audio = None
         if context_is_speech(mode):
-            context_audio = _decode(row.context_audio, f"{where}: field 'context_audio'")
+            context_audio = _decode(row.context_audio, f"{where}: field 'context_audio'",
+                                    self.heard.get((row.task, row.item_id, row.voice)))
         if continuation_is_speech(mode):
             candidate_audio = tuple(_decode(c, f"{where}: field 'candidate_audio[{k}]'") for k, c in enumerate(row.candidate_audio))
         return EvalItem(
@@ -340,10 +361,13 @@ def evaluate(
     modes: Sequence[str] | None,
     out_dir: str | Path,
     options: EvalOptions = EvalOptions(),
+    on_progress: Sequence[Callable[[ProgressSnapshot], None]] = (),
 ) -> Results:
     """Score ``adapter`` on ``dataset`` (a build folder, a Hub id, a saved folder, a ``datasets`` object or an opened
     :class:`~s2sbench.evaluation.sources.EvalDataset`) in each of ``modes`` (None: every mode the adapter
-    declares); write results.json, samples.jsonl, the tables and original/ into ``out_dir``."""
+    declares); write results.json, samples.jsonl, the tables and original/ into ``out_dir``. Progress (rows scored
+    per config, rows per minute, an ETA) goes to the ``s2sbench.progress`` log every ``options.progress_interval_s``
+    and to each ``on_progress`` listener after every chunk."""
     explicit = modes is not None
     modes = requested_modes(adapter.name, adapter.modes, modes)
     for normalization in options.normalizations:
@@ -357,19 +381,33 @@ def evaluate(
     with out.lock():
         cache = ScoreCache(Path(options.cache_path or out.score_cache_path))
         try:
-            evaluation = _Evaluation(adapter, modes, cache, options, configs, selected)
+            heard = gate_transcripts(data) if any(context_is_speech(mode) for mode in modes) else {}
+            evaluation = _Evaluation(adapter, modes, cache, options, configs, selected, heard)
             evaluation.check_scorable(explicit)
+            progress = Progress(f"score {options.checkpoint_label or adapter.name}", _part_sizes(selected))
+            reporter = ProgressReporter(progress, options.progress_interval_s, list(on_progress))
             for chosen in selected.parts:
                 rows, where = chosen.part.rows.select(chosen.indices), chosen.part.where
-                progress = tqdm(total=len(rows), desc=f"score {chosen.part.config}", unit="row", disable=None, leave=False)
                 for start in range(0, len(rows), options.chunk_rows):
                     chunk = list(iter_rows(rows, where, start, start + options.chunk_rows, options.chunk_rows))
                     evaluation.run_chunk([row for _, row in chunk], [f"{where} row {chosen.indices[n]}" for n, _ in chunk])
-                    progress.update(len(chunk))
-                progress.close()
+                    progress.advance(_part_name(chosen), len(chunk))
+                    reporter.tick()
+            reporter.close()
         finally:
             cache.close()
         return _report(data, selected, out, adapter, evaluation, options)
+
+
+def _part_name(chosen) -> str:
+    return f"{chosen.part.config}/{chosen.part.split}"
+
+
+def _part_sizes(selected: SelectedRows) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for chosen in selected.parts:
+        sizes[_part_name(chosen)] = sizes.get(_part_name(chosen), 0) + len(chosen.indices)
+    return sizes
 
 
 def _report(data: EvalDataset, selected: SelectedRows, out: ResultsDir, adapter: ModelAdapter, evaluation: _Evaluation,

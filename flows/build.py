@@ -8,12 +8,16 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
+from prefect.futures import wait
 
-from s2sbench.flows.stages import names, stage, whole
+from s2sbench.flows.stages import names, progress_artifact, stage, whole
 from s2sbench.pipeline.assemble import assemble_build
 from s2sbench.pipeline.build import DEFAULT_SHARD_SIZE, build_session, prepare_items, shard_items, speak_shard
 from s2sbench.pipeline.build_report import BuildReport
-from s2sbench.pipeline.tasks import TaskConfig, load_task
+from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.progress import DEFAULT_INTERVAL_S, BuildProgress, ProgressReporter
+from s2sbench.pipeline.task_config import TaskConfig, override_source
+from s2sbench.pipeline.tasks import load_task
 from s2sbench.pipeline.verify import gate_warning
 
 
@@ -35,6 +39,9 @@ def assemble_task(tasks: list[TaskConfig], out_dir: Path, shard_size: int, store
     return assemble_build(out_dir, tasks, shard_size, store_root)
 
 
+PROGRESS_POLL_S = 2.0  # how often the bar moves; the log line and the artifact follow progress_interval_s
+
+
 def report_markdown(report: BuildReport) -> str:
     lines = ["| task | items in | item x voice | kept | dropped | clips unverified |", "|---|---|---|---|---|---|"]
     for name, entry in report.tasks.items():
@@ -42,7 +49,16 @@ def report_markdown(report: BuildReport) -> str:
                      f"| {entry.clips_unverified} |")  # fmt: skip
     if report.integrity.clips_remade:
         lines += ["", f"Clips made again (damaged or missing in the store): {len(report.integrity.clips_remade)}"]
+    if report.costs is not None:
+        lines += ["", "Where the time went:", "", report.costs.markdown()]
     return "\n".join(lines)
+
+
+def load_build_tasks(tasks: list[str], source_path: str | None = None) -> list[TaskConfig]:
+    """The tasks (registry names or YAML paths), the one task's source replaced by ``source_path`` if given."""
+    if source_path and len(tasks) != 1:
+        raise ConfigError(f"--source-path is for one task, got {len(tasks)}: {', '.join(tasks)}")
+    return [override_source(load_task(name), path=source_path) for name in tasks]
 
 
 @flow(name="build", flow_run_name="build {out_dir}", persist_result=False)
@@ -54,30 +70,44 @@ def build_flow(
     store_root: str | None = None,
     seed: int = 0,
     rebuild: bool = False,
+    source_path: str | None = None,
+    progress_interval_s: float = DEFAULT_INTERVAL_S,
 ) -> dict:
     """Build the spoken benchmark for ``tasks`` (registry names or YAML paths) into ``out_dir``; ``rebuild`` discards
-    the folder's earlier work when its inputs changed."""
+    the folder's earlier work when its inputs changed; ``source_path`` replaces the (one) task's source.path.
+    Progress (rows done per task, clips per minute, ETA) is logged every ``progress_interval_s`` and kept on the run
+    as the ``build-progress`` artifact."""
     logger = get_run_logger()
     store = Path(store_root) if store_root else None
-    configs = [load_task(name) for name in tasks]
+    configs = load_build_tasks(tasks, source_path)
     for config in configs:
         warning = gate_warning(config)
         if warning:
             logger.warning(warning)
     synthesized = remade = 0
     with build_session(Path(out_dir), configs, limit, shard_size, seed, rebuild) as build:
+        chunks, shards, pairs = {}, {}, {}
         for config in configs:
             items = prepare_items(config, build.root, limit)
-            shards = shard_items(items, shard_size)
-            logger.info("task %s: %d items in %d shard(s), voices %s", config.name, len(items), len(shards), config.voices)
-            futures = [speak_shard_task.submit(whole(config), whole(shard), index, build.root, store, seed)
-                       for index, shard in enumerate(shards)]  # fmt: skip
-            for future in futures:
-                summary = future.result()
-                synthesized += summary.synthesized
-                remade += summary.remade
-                logger.info("task %s shard %d: %d kept, %d dropped, %d synthesized", summary.task, summary.shard,
-                            summary.rows, summary.dropped, summary.synthesized)  # fmt: skip
+            chunks[config.name] = shard_items(items, shard_size)
+            logger.info("task %s: %d items in %d shard(s), voices %s", config.name, len(items), len(chunks[config.name]),
+                        config.voices)  # fmt: skip
+            shards[config.name] = build.shards(config.name, len(items), shard_size)
+            pairs[config.name] = len(items) * len(config.voices)
+        progress = BuildProgress(f"build {out_dir}", shards, pairs)  # before the shards start: this run's rate
+        futures = [speak_shard_task.submit(whole(config), whole(chunk), index, build.root, store, seed)
+                   for config in configs for index, chunk in enumerate(chunks[config.name])]  # fmt: skip
+        reporter = ProgressReporter(progress, progress_interval_s, [progress_artifact("build-progress", progress_interval_s)])
+        pending = futures
+        while pending:
+            pending = list(wait(pending, timeout=min(PROGRESS_POLL_S, progress_interval_s)).not_done)
+            progress.refresh()
+            reporter.tick()
+        reporter.close()
+        for future in futures:
+            summary = future.result()
+            synthesized += summary.synthesized
+            remade += summary.remade
         report = assemble_task(whole(configs), build.root, shard_size, store)
     create_markdown_artifact(markdown=report_markdown(report), key="build-report", description="s2sbench build report")
     return {**report.model_dump(mode="json"), "this_run": {"clips_synthesized": synthesized, "clips_remade": remade}}

@@ -46,23 +46,63 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _not_a_run_failure(record: logging.LogRecord) -> bool:
-    return not (record.levelno >= logging.ERROR and record.name.startswith(("prefect.flow_runs", "prefect.task_runs")))
+class _CurrentStderr(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a record comes (a test's capture, a redirected stream)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+def show_progress_lines() -> None:
+    """Print a long run's progress lines (:mod:`s2sbench.pipeline.progress`) on stderr, each with its time."""
+    progress = logging.getLogger("s2sbench.progress")
+    progress.setLevel(logging.INFO)
+    progress.propagate = False
+    if not progress.handlers:
+        handler = _CurrentStderr()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+        progress.addHandler(handler)
+
+
+class _OneErrorLine(logging.Filter):
+    """What the console leaves out of a run (``--debug`` keeps it, and the Prefect API, so the UI, gets it all): a
+    failed flow or task run's ERROR records and its "Finished in state Failed(...)" line, since the CLI prints the
+    error once, in one line (a traceback for a bug); the events worker's note that it is still sending at exit; and
+    the "View at" link of a server that stops with the command, which would lead nowhere."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from s2sbench.flows.server import private_server_running
+
+        if record.name.startswith(("prefect.flow_runs", "prefect.task_runs")):
+            if record.levelno >= logging.ERROR:
+                return False
+            message = record.getMessage()
+            if message.startswith("Finished in state") and ("Failed(" in message or "Crashed(" in message):
+                return False
+            if message.startswith("View at ") and private_server_running():
+                return False
+        return not (record.name == "EventsWorker" and record.getMessage().startswith("Still processing items"))
 
 
 def leave_run_failures_to_the_cli() -> None:
-    """Prefect logs a failed flow or task run with its traceback; on the console that is left to this CLI (one line
-    for a user error, the traceback for a bug), while the Prefect API, and so the UI, still gets the full record."""
+    """Put :class:`_OneErrorLine` on every console handler: the root logger's (which Prefect's run loggers reach)
+    and Prefect's own console handlers."""
     from prefect.logging.handlers import PrefectConsoleHandler
 
-    for handler in logging.getLogger().handlers:
-        if isinstance(handler, PrefectConsoleHandler):
-            handler.addFilter(_not_a_run_failure)
+    handlers = list(logging.getLogger().handlers)
+    for name in ("prefect", "prefect.flow_runs", "prefect.task_runs"):
+        handlers += [h for h in logging.getLogger(name).handlers if isinstance(h, PrefectConsoleHandler)]
+    for handler in handlers:
+        if not any(isinstance(existing, _OneErrorLine) for existing in handler.filters):
+            handler.addFilter(_OneErrorLine())
 
 
 def run_handler(args: argparse.Namespace) -> int:
-    """Run the sub-command; one that runs flows (``runs_flow`` set by its parser) gets a Prefect API first."""
-    if not getattr(args, "runs_flow", False):
+    """Run the sub-command; one that runs flows (``runs_flow`` set by its parser: true, or a function of the parsed
+    arguments) gets a Prefect API first."""
+    runs_flow = getattr(args, "runs_flow", False)
+    if not (runs_flow(args) if callable(runs_flow) else runs_flow):
         return int(args.handler(args) or 0)
     from s2sbench.flows.server import prefect_api
     from s2sbench.pipeline.cpu import engine_cores
@@ -128,6 +168,7 @@ def main(argv: list[str] | None = None, *, hard_exit: bool | None = None) -> int
         parser.print_help()
         return ConfigError.exit_code
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    show_progress_lines()
     try:
         with interrupt_handling(argv is None if hard_exit is None else hard_exit), _quiet_user_errors(args.debug):
             return run_handler(args)

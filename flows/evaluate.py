@@ -10,7 +10,7 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
 from s2sbench.evaluation.results_dir import RESULTS_FILE
-from s2sbench.flows.stages import names, stage, table
+from s2sbench.flows.stages import names, progress_artifact, stage, table
 from s2sbench.pipeline.errors import ConfigError
 
 
@@ -55,7 +55,7 @@ def _score_run_name(parameters: dict) -> str:
 def score_task(plan, adapter, out_dir: str):
     from s2sbench.evaluation.plan import score_plan
 
-    return score_plan(plan, adapter, out_dir)
+    return score_plan(plan, adapter, out_dir, [progress_artifact("score-progress", plan.options.progress_interval_s)])
 
 
 @flow(name="evaluate", flow_run_name="evaluate {model} on {dataset}", persist_result=False)

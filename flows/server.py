@@ -314,6 +314,7 @@ def private_server() -> Iterator[str]:
     with tempfile.NamedTemporaryFile(prefix="s2sbench-prefect-", suffix=".log", delete=False) as log:
         log_path = Path(log.name)
         process = _spawn(sock, log, ui=False, parent=os.getpid())
+    _PRIVATE_SERVERS.add(api_url)
     try:
         # the first API call waits in the backlog while the server starts: allow it the start-up time
         with _api_url_set(api_url, request_timeout_s=startup_timeout_s()):
@@ -330,6 +331,15 @@ def private_server() -> Iterator[str]:
             _flush_prefect_clients()
         _stop_process(process)
         log_path.unlink(missing_ok=True)
+        _PRIVATE_SERVERS.discard(api_url)
+
+
+_PRIVATE_SERVERS: set[str] = set()  # the API URLs of the servers this process runs for one command
+
+
+def private_server_running() -> bool:
+    """Whether this process's flows talk to a server that stops when the command ends (its UI links lead nowhere)."""
+    return bool(_PRIVATE_SERVERS)
 
 
 def _flush_prefect_clients() -> None:

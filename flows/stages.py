@@ -77,3 +77,25 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 def names(values: Sequence[str] | None, none: str = "all") -> str:
     """A list of names for a run name: ``a, b``, or ``none`` when there are none."""
     return ", ".join(values) if values else none
+
+
+def progress_artifact(key: str, interval_s: float) -> Callable:
+    """A progress listener (:mod:`s2sbench.pipeline.progress`) that keeps a Prefect progress artifact of the current
+    run (percent done, the progress line as its description) up to date, at most every ``interval_s``."""
+    import time
+
+    from prefect.artifacts import create_progress_artifact, update_progress_artifact
+
+    state = {"id": None, "at": float("-inf")}
+
+    def update(snapshot) -> None:
+        now = time.monotonic()
+        if state["id"] is not None and now - state["at"] < interval_s and snapshot.done < snapshot.total:
+            return
+        state["at"] = now
+        if state["id"] is None:
+            state["id"] = create_progress_artifact(progress=snapshot.fraction * 100, key=key, description=snapshot.line())
+        else:
+            update_progress_artifact(state["id"], progress=snapshot.fraction * 100, description=snapshot.line())
+
+    return update

@@ -19,10 +19,11 @@ from s2sbench.pipeline.audio import ClipIntegrityError, ClipStore
 from s2sbench.pipeline.build_report import NORMALIZATION_STEPS, BuildReport, Integrity, Normalization, TaskReport, Totals
 from s2sbench.pipeline.builddir import BuildDir, BuildDirError
 from s2sbench.pipeline.configs import DEFAULT_SPLIT, config_name
+from s2sbench.pipeline.costs import CostLedger, RowCost, Stopwatch, cost_table
 from s2sbench.pipeline.dataset import AudioValue, dataset_row, make_split
 from s2sbench.pipeline.records import BuildRow, ClipCheck, Drop, Item
 from s2sbench.pipeline.sources import LoadReport
-from s2sbench.pipeline.tasks import TaskConfig
+from s2sbench.pipeline.task_config import TaskConfig
 from s2sbench.pipeline.tts.base import Voice
 
 log = logging.getLogger(__name__)
@@ -99,13 +100,20 @@ def make_dataset(rows_by_task: dict[str, list[BuildRow]], store: ClipStore, conf
 def finish_build(build: BuildDir, tasks: dict[str, TaskReport], rows_by_task: dict[str, list[BuildRow]],
                  checks: list[ClipCheck], drops: list[Drop], items_by_id: dict[str, Item], store: ClipStore,
                  integrity: Integrity, voices: dict[str, Voice], *, origin: str = "build",
-                 imported_from: list[str] | None = None) -> BuildReport:
-    """Write the manifests, the audit, the dataset and the report of kept ``rows_by_task``; returns the report."""
+                 imported_from: list[str] | None = None, row_costs: list[RowCost] | None = None,
+                 started: Stopwatch | None = None) -> BuildReport:
+    """Write the manifests, the audit, the dataset and the report of kept ``rows_by_task``; returns the report. A
+    build passes the costs its shards measured and the ``started`` watch of its assembly, for the cost table."""
     from s2sbench.pipeline.verify import summarize_checks
 
     every_row = [row for rows in rows_by_task.values() for row in rows]
     build.write_manifests(every_row, checks, drops)
     build.save_dataset(make_dataset(rows_by_task, store, {task: entry.config for task, entry in tasks.items()}))
+    costs = None
+    if started is not None:
+        assembly = started.spent(clips=sum(len(row.clips) for row in every_row))
+        costs = cost_table(row_costs or [], assembly)
+        CostLedger(store.root).append_assembly(list(tasks), assembly)
     report = BuildReport(
         origin=origin, imported_from=imported_from or [], tasks=tasks,
         totals=Totals(
@@ -121,6 +129,7 @@ def finish_build(build: BuildDir, tasks: dict[str, TaskReport], rows_by_task: di
         engines=sorted({f"{clip.engine} {clip.model_version}" for row in every_row for clip in row.clips.values()}),
         asr_models=sorted({check.asr_model for check in checks}),
         software={"python": platform.python_version(), **{name: _package_version(name) for name in SOFTWARE}},
+        costs=costs,
     )  # fmt: skip
     build.write_report(report)
     return report
@@ -130,12 +139,14 @@ def assemble_build(out: BuildDir | Path, tasks: list[TaskConfig], shard_size: in
     """Merge the shards of every task, check the clips, save the dataset and write the build report."""
     from s2sbench.pipeline.tts.voices import get_voice
 
+    started = Stopwatch()
     build = BuildDir.of(out)
     store = ClipStore(store_root)
     rows_by_task: dict[str, list[BuildRow]] = {}
     reports: dict[str, TaskReport] = {}
     all_checks: list[ClipCheck] = []
     all_drops: list[Drop] = []
+    row_costs: list[RowCost] = []
     items_by_id: dict[str, Item] = {}
     for task in tasks:
         items = build.read_items(task.name)
@@ -152,6 +163,7 @@ def assemble_build(out: BuildDir | Path, tasks: list[TaskConfig], shard_size: in
                                 "item x voice pairs in; the shards are from another build: add --rebuild")  # fmt: skip
         rows_by_task[task.name] = rows
         all_checks.extend(check for shard in shards for check in shard.read_checks())
+        row_costs.extend(cost for shard in shards for cost in shard.read_costs())
         all_drops.extend(load_drops + drops)
         reports[task.name] = task_report(
             config=task, language=task.language, version=task.version, voices=task.voices,
@@ -160,4 +172,5 @@ def assemble_build(out: BuildDir | Path, tasks: list[TaskConfig], shard_size: in
         )  # fmt: skip
     integrity = restore_clips([row for rows in rows_by_task.values() for row in rows], store)
     voices = {voice: get_voice(voice) for voice in sorted({v for task in tasks for v in task.voices})}
-    return finish_build(build, reports, rows_by_task, all_checks, all_drops, items_by_id, store, integrity, voices)
+    return finish_build(build, reports, rows_by_task, all_checks, all_drops, items_by_id, store, integrity, voices,
+                        row_costs=row_costs, started=started)

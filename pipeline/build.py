@@ -14,10 +14,11 @@ from tqdm.auto import tqdm
 
 from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.builddir import BuildDir
+from s2sbench.pipeline.costs import CostLedger, RowCost
 from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.fingerprint import build_inputs
 from s2sbench.pipeline.records import BuildRow, Drop, Item
-from s2sbench.pipeline.tasks import TaskConfig
+from s2sbench.pipeline.task_config import TaskConfig
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ def build_session(out: BuildDir | Path, tasks: list[TaskConfig], limit: int | No
 
 def prepare_items(task: TaskConfig, out: BuildDir | Path, limit: int | None = None) -> list[Item]:
     """Load the task's items (the same path as ``s2sbench items``) and write them to the build's ``items/``."""
-    from s2sbench.pipeline.sources import load_task_items
+    from s2sbench.pipeline.items import load_task_items
 
     result = load_task_items(task, limit).require_items()
     BuildDir.of(out).write_items(result)
@@ -86,7 +87,8 @@ def speak_shard(
     asr = get_asr(task.gate.asr.engine, task.gate.asr.model, **task.gate.asr.options)
     speaker = Speaker(task, synthesizer, Verifier(asr, task.gate, task.language), store, base_seed=seed)
     voices = [get_voice(voice_id) for voice_id in task.voices]
-    with folder.writers() as (rows, checks, drops):
+    measured: list[RowCost] = []
+    with folder.writers() as (rows, checks, drops, costs):
         progress = tqdm(items, desc=f"speak {task.name} shard {shard}", unit="item", disable=None, leave=False)
         for item in progress:
             for voice in voices:
@@ -97,6 +99,8 @@ def speak_shard(
                 # the audit first: a row is never written without the checks that admitted it
                 for check in outcome.checks:
                     checks.write(check)
+                costs.write(outcome.cost)
+                measured.append(outcome.cost)
                 if outcome.row is not None:
                     rows.write(outcome.row)
                 else:
@@ -105,6 +109,7 @@ def speak_shard(
         summary = ShardSummary(task.name, shard, len(items), len(rows.seen), len(drops.seen), len(checks.seen),
                                synthesizer.calls, synthesizer.remade)  # fmt: skip
     folder.mark_done()
+    CostLedger(store.root).append(measured, task.language)
     return summary
 
 

@@ -11,9 +11,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from s2sbench.pipeline.costs import CostTable
 from s2sbench.pipeline.records import SCHEMA_VERSION, Record
 from s2sbench.pipeline.sources import LoadReport
-from s2sbench.pipeline.tasks import TaskConfig
+from s2sbench.pipeline.task_config import TaskConfig
 from s2sbench.pipeline.tts.base import Voice
 
 
@@ -133,6 +134,7 @@ class BuildReport(Record):
     engines: list[str]
     asr_models: list[str]
     software: dict[str, str]
+    costs: CostTable | None = None  # where the build's time went (None: an import, or a report of an older s2sbench)
 
     def task_config(self, name: str) -> TaskConfig | None:
         entry = self.tasks.get(name)

@@ -6,13 +6,13 @@ evaluation, the report) goes through :class:`BuildDir`; no other code joins path
     build.json                       BuildState: schema version and the inputs the build was made from
     .lock                            held (flock) while a build writes the folder
     items/<task>.jsonl               Item            (+ <task>.drops.jsonl Drop, <task>.report.json LoadReport)
-    work/<task>/shard-NNNNN/         rows.jsonl BuildRow, checks.jsonl ClipCheck, drops.jsonl Drop, .done
+    work/<task>/shard-NNNNN/         rows.jsonl BuildRow, checks.jsonl ClipCheck, drops.jsonl Drop, costs.jsonl RowCost, .done
     manifest.jsonl                   BuildRow of every kept (item, voice)
     clips.jsonl  verification.jsonl  drops.jsonl      Clip, ClipCheck (every attempt), Drop
     dataset/                         README.md (the config index) + <config>/, a DatasetDict (DatasetRow) each
     build_report.json                BuildReport
     reverify/<model>/                verification.jsonl + report.json of `s2sbench verify`
-    hub-repo/                        the default folder of `s2sbench publish --dry-run`
+    hub-repo/                        where `s2sbench publish --dry-run` staged by default in earlier versions (--rebuild removes it)
     clips/                           the clip store of a folder made by `s2sbench import-original` (a build's own
                                      clips live in the shared store it names)
 
@@ -33,6 +33,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from s2sbench.pipeline.build_report import BuildReport
+from s2sbench.pipeline.costs import RowCost
 from s2sbench.pipeline.errors import DataError, EnvironmentFault
 from s2sbench.pipeline.fingerprint import BuildInputs
 from s2sbench.pipeline.manifest import (
@@ -106,6 +107,7 @@ class Shard:
         self.rows_path = folder / "rows.jsonl"
         self.checks_path = folder / "checks.jsonl"
         self.drops_path = folder / "drops.jsonl"
+        self.costs_path = folder / "costs.jsonl"
         self._done = folder / ".done"
 
     @property
@@ -116,11 +118,12 @@ class Shard:
         atomic_write_text(self._done, "")
 
     @contextmanager
-    def writers(self) -> Iterator[tuple[ResumableJsonlWriter, ResumableJsonlWriter, ResumableJsonlWriter]]:
-        """Resumable (rows, checks, drops) writers: ids already written are skipped."""
+    def writers(self) -> Iterator[tuple[ResumableJsonlWriter, ...]]:
+        """Resumable (rows, checks, drops, costs) writers: ids already written are skipped."""
         with ExitStack() as stack:
             yield tuple(stack.enter_context(ResumableJsonlWriter(path, cls)) for path, cls in
-                        ((self.rows_path, BuildRow), (self.checks_path, ClipCheck), (self.drops_path, Drop)))  # fmt: skip
+                        ((self.rows_path, BuildRow), (self.checks_path, ClipCheck), (self.drops_path, Drop),
+                         (self.costs_path, RowCost)))  # fmt: skip
 
     def _finished(self) -> None:
         if not self.done:
@@ -137,6 +140,11 @@ class Shard:
     def read_drops(self) -> list[Drop]:
         self._finished()
         return read_records(self.drops_path, Drop)
+
+    def read_costs(self) -> list[RowCost]:
+        """The costs of the rows this shard measured (none for a shard made before costs were recorded)."""
+        self._finished()
+        return read_records(self.costs_path, RowCost) if self.costs_path.exists() else []
 
 
 class BuildDir:

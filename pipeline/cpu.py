@@ -35,6 +35,17 @@ _KEEP_BYTES = 512 << 20  # above a Whisper batch's largest buffer; freed memory 
 ENGINE_MALLOC_ENV = {"MALLOC_ARENA_MAX": "1", "MALLOC_MMAP_THRESHOLD_": str(_KEEP_BYTES),
                      "MALLOC_TRIM_THRESHOLD_": str(_KEEP_BYTES)}
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8  # glibc's mallopt parameters (malloc.h)
+_ENGINE_PIDS: set[int] = set()
+
+
+def register_engine_process(pid: int) -> None:
+    """Count a process an engine started (a worker in another environment) as this process's engine work."""
+    _ENGINE_PIDS.add(pid)
+
+
+def engine_processes() -> list[int]:
+    """The engine processes this process started (some may have ended)."""
+    return sorted(_ENGINE_PIDS)
 
 
 def usable_cores() -> int:

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 from s2sbench.pipeline.asr.base import TranscriptionError
 from s2sbench.pipeline.audio import ClipStore
+from s2sbench.pipeline.costs import Meter, RowCost
 from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Item, Reason, Role
 from s2sbench.pipeline.synthesize import Synthesizer
-from s2sbench.pipeline.tasks import TaskConfig
+from s2sbench.pipeline.task_config import TaskConfig
 from s2sbench.pipeline.tts.base import SynthesisError, Voice
 from s2sbench.pipeline.verify import Verifier
 
@@ -31,6 +32,7 @@ class SpeakOutcome:
     row: BuildRow | None
     checks: list[ClipCheck] = field(default_factory=list)
     dropped_reason: Reason | None = None
+    cost: RowCost | None = None
 
     @property
     def id(self) -> str:
@@ -78,18 +80,30 @@ class Speaker:
         pending = dict(texts)
         accepted: dict[Role, tuple[Clip, ClipCheck]] = {}
         last_check: dict[Role, ClipCheck] = {}
+        synthesis, gate, retries = Meter(), Meter(), Meter()
+        cached = audio_bytes = retried = 0
         for attempt in range(1, self.task.gate.max_attempts + 1):
             seed = self.base_seed + attempt - 1
+            first = attempt == 1
+            calls, hits = self.synthesizer.calls, self.synthesizer.cache_hits
             made: list[Clip] = []
-            for role, text in pending.items():
-                try:
-                    made.append(self.synthesizer.make_clip(item.id, role, text, voice, seed))
-                except SynthesisError as error:
-                    reason = Reason(code="synthesis_failed", detail=str(error))
-                    check = _failed_check(item, role, voice, seed, attempt, reason, self._asr_name())
-                    outcome.checks.append(check)
-                    last_check[role] = check
-            checks = self._verify(item, made, voice, seed, attempt)
+            with (synthesis if first else retries).span():
+                for role, text in pending.items():
+                    try:
+                        made.append(self.synthesizer.make_clip(item.id, role, text, voice, seed))
+                    except SynthesisError as error:
+                        reason = Reason(code="synthesis_failed", detail=str(error))
+                        check = _failed_check(item, role, voice, seed, attempt, reason, self._asr_name())
+                        outcome.checks.append(check)
+                        last_check[role] = check
+            if first:
+                synthesis.clips += self.synthesizer.calls - calls
+                cached = self.synthesizer.cache_hits - hits
+                audio_bytes = sum(self.store.abspath(clip.path).stat().st_size for clip in made)
+            else:
+                retries.clips += len(pending)
+            with (gate if first else retries).span(clips=len(made) if first else 0):
+                checks = self._verify(item, made, voice, seed, attempt)
             outcome.checks.extend(checks)
             for clip, check in zip(made, checks):
                 if check.status in KEPT_STATUSES:
@@ -97,8 +111,15 @@ class Speaker:
                     del pending[clip.role]
                 else:
                     last_check[clip.role] = check
+            if first and attempt < self.task.gate.max_attempts:
+                retried = len(pending)
             if not pending:
                 break
+        outcome.cost = RowCost(
+            id=outcome.id, task=self.task.name, voice=voice.id, asr_model=self._asr_name(), clips=len(texts),
+            cached=cached, retried_clips=retried, audio_bytes=audio_bytes, synthesis=synthesis.spent(),
+            gate=gate.spent(), retries=retries.spent(),
+        )  # fmt: skip
         if pending:
             role = next(iter(pending))
             failed = last_check[role]

@@ -20,6 +20,9 @@ from s2sbench.pipeline.errors import BackendError
 class Audio:
     samples: np.ndarray  # float32 mono
     sample_rate_hz: int = 16000
+    # what ASR models already heard in this clip (model id -> transcript): the build's gate, whose transcript an
+    # adapter running the same ASR model takes instead of transcribing the clip again
+    heard: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)

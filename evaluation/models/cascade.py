@@ -4,7 +4,8 @@ An S->T request becomes the T->T request a user would have written with the tran
 text: ``transcript + separator + continuation``. The speech template's instruction prefix (``context_prefix``, "Below
 is a segment of alternating speech and text content:") describes audio the text LM never sees, so it is dropped unless
 ``keep_prefix=True``. Each distinct context audio is transcribed once (cached by its hash) however many candidates
-and calls it appears in.
+and calls it appears in; a clip whose transcript by the same ASR model (the same model id: model, compute type,
+packing) comes with it, as a build's gate heard it, is not transcribed again (``transcripts_reused`` counts them).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class CascadeAdapter(ModelAdapter):
         self.separator = separator
         self.keep_prefix = keep_prefix
         self._transcripts: dict[str, str] = {}
+        self.transcripts_reused = 0
 
     @property
     def model_id(self) -> str:
@@ -95,7 +97,13 @@ class CascadeAdapter(ModelAdapter):
                                    f"{audio.sample_rate_hz} Hz; the ASR takes {ASR_SAMPLE_RATE_HZ} Hz")
             samples = np.ascontiguousarray(audio.samples, dtype=np.float32)
             key = sha256_bytes(samples.tobytes())
-            if key not in self._transcripts:
+            if key in self._transcripts:
+                continue
+            heard = audio.heard.get(self.asr.model_id)
+            if heard is not None:
+                self._transcripts[key] = heard.strip()
+                self.transcripts_reused += 1
+            else:
                 pending.setdefault(self._language(request), {})[key] = samples
         for language, clips in pending.items():
             texts = self.asr.transcribe(list(clips.values()), language)

@@ -175,6 +175,22 @@ def _clip_card(sample) -> str:
     return f'<div class="clip {_e(sample.status)}"><strong>{_e(title)}</strong>{player}<dl>{details}</dl></div>'
 
 
+def _costs_table(costs) -> str:
+    """Where the build's time went (build_report.json ``costs``): per stage, wall and CPU seconds per clip."""
+
+    def per(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    rows = [[row.stage, row.subject, row.clips, f"{row.wall_s:.1f}", f"{row.cpu_s:.1f}", per(row.wall_s_per_clip),
+             per(row.cpu_s_per_clip)] for row in costs.stages]  # fmt: skip
+    share = "-" if costs.retry_share is None else f"{costs.retry_share:.1%}"
+    return ("<h3 id='costs'>Where the time went</h3>"
+            + _table(["stage", "for", "clips", "wall s", "CPU s", "wall s / clip", "CPU s / clip"], rows, "cost-table")
+            + f"<p class='note'>{_e(costs.clips)} clips in {_e(costs.rows_measured)} measured rows, "
+              f"{_e(costs.cached_clips)} from the clip store; {_e(costs.retried_clips)} needed a retry ({_e(share)}). "
+              f"Machine: {_e(costs.machine)}. {_e(costs.note)}.</p>")  # fmt: skip
+
+
 def _build_section(audit: BuildAudit) -> str:
     report = audit.report
     counts = [[task, e.language, ", ".join(e.voices), e.items_in, e.item_voice_pairs_in, e.kept, e.dropped,
@@ -190,6 +206,8 @@ def _build_section(audit: BuildAudit) -> str:
         f"{_e(report.integrity.clips_checked)} kept clips hash-checked before embedding"
         + (f", {len(remade)} made again ({_e('; '.join(remade))})" if remade else "") + ".</p>",
     ]
+    if report.costs is not None:
+        parts.append(_costs_table(report.costs))
     parts.append(_plot(plots.error_rate_histograms(audit.checks), "error-rates", "error-rate histograms"))
     checks = audit.checks
     unmeasured = sorted({f"{r.language} / {r.voice}" for r in checks[checks["error_rate"].isna()].itertuples()}

@@ -15,6 +15,17 @@ def non_negative_int(text: str) -> int:
     return _bounded_int(text, 0)
 
 
+def positive_float(text: str) -> float:
+    """An argparse type: a number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
 def _bounded_int(text: str, minimum: int) -> int:
     try:
         value = int(text)

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
-from s2sbench.pipeline.cpu import engine_cores
+from s2sbench.pipeline.cpu import engine_cores, register_engine_process
 from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform
 from s2sbench.pipeline.zh_script import spell_latin, unreadable_latin
@@ -107,6 +107,7 @@ class Worker:
             [str(python), "-I", str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", **worker_thread_settings()),
         )
+        register_engine_process(self.process.pid)  # its CPU counts in the build's cost table
         self._finalizer = weakref.finalize(self, _stop, self.process, self.log)
         ready = self._read_line(START_TIMEOUT_S, "start")
         if not ready.get("ready"):

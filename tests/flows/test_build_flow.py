@@ -4,6 +4,8 @@ SIGKILL; on the test run's build (tests/real_build.py) and the session's server.
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,6 +34,8 @@ def test_the_session_build_ran_as_a_flow(real_build):
     # items in, item x voice, kept, dropped (story 3 in both voices), unverified (tiny.en hears no Chinese)
     report = run.artifacts["build-report"][1]
     assert f"| {STORY_TASK} | 3 | 6 | 4 | 2 | 0 |" in report and f"| {CHOICE_TASK} | 2 | 2 | 2 | 0 | 2 |" in report
+    assert "| synthesis | piper-en-joe | " in report and "| assembly | all | 14 | " in report  # the cost table
+    assert run.artifacts["build-progress"] == ("progress", 100.0)
 
     build = BuildDir(real_build.root)
     checks = build.read_verification()
@@ -44,6 +48,59 @@ def test_the_session_build_ran_as_a_flow(real_build):
     assert samples.sample_rate == 16000 and samples.data.shape[0] == 1 and samples.data.shape[1] > 16000
     assert len(row["candidate_audio"]) == 2
     assert row["verification_status"] == "passed" and row["context_metric"] == "wer"
+
+
+def test_the_build_report_says_where_the_time_went(real_build):
+    """build_report.json's cost table: wall and CPU seconds per clip for each voice's synthesis, the gate, retries
+    and assembly, from the rows the shards measured (costs.jsonl beside each shard's rows), and the clip store's
+    ledger of the shards for the next plan."""
+    from s2sbench.pipeline.costs import CostLedger
+
+    build = BuildDir(real_build.root)
+    costs = build.read_report().costs
+    by_stage = {(row.stage, row.subject): row for row in costs.stages}
+    rows_in = sum(entry.item_voice_pairs_in for entry in build.read_report().tasks.values())
+    assert costs.rows_measured == rows_in == 8
+    # stories: context + 2 endings in 2 voices for 3 stories; questions: the stem, for 2 questions
+    assert costs.clips == 3 * 3 * 2 + 2 and costs.cached_clips == 0
+    for voice, clips in (("piper-en-joe", 9), ("piper-en-joe-slow", 9), ("espeak-zh-pinyin", 2)):
+        synthesis = by_stage[("synthesis", voice)]
+        assert synthesis.clips == clips and synthesis.wall_s > 0 and synthesis.cpu_s > 0
+    gate = by_stage[("gate", "faster-whisper:tiny.en (offline package):int8")]
+    assert gate.clips == 20 and gate.cpu_s_per_clip > 0
+    # story 3's gibberish ending fails its first attempt in both voices and is tried again
+    assert costs.retried_clips >= 2 and by_stage[("retries", "piper-en-joe")].clips >= 1
+    assert by_stage[("assembly", "all")].clips == 14 and costs.retry_share == round(costs.retried_clips / costs.clips, 4)
+    ledger = CostLedger(real_build.store).entries()
+    assert sum(entry.rows for entry in ledger if entry.kind == "shard") == rows_in
+    assert [entry.assembly.clips for entry in ledger if entry.kind == "assembly"] == [14]
+
+
+def _listing(folder: Path) -> dict[str, int]:
+    return {str(path.relative_to(folder)): path.stat().st_size for path in folder.rglob("*")}
+
+
+def test_a_dry_run_prints_the_plan_and_writes_nothing(real_build, tmp_path, capsys):
+    """`build --dry-run` on the stories with a clip store that holds them: the plan counts every clip as there and
+    takes its costs from the store's ledger; with an empty store it says it calibrated. Neither run writes into
+    --out or the store, and neither needs a Prefect server."""
+    stories, choices = real_build.task_files
+    store, out = tmp_path / "store", tmp_path / "planned"
+    shutil.copytree(real_build.store, store)
+    before = _listing(store)
+    assert main(["build", str(stories), "--out", str(out), "--store", str(store), "--dry-run", "--runner", "dask",
+                 "--workers", "2"]) == 0  # fmt: skip
+    plan = capsys.readouterr().out
+    assert f"plan for {out} (new folder); runner dask, 2 worker(s), 2 shard(s) at once" in plan
+    assert f"| {STORY_TASK} | 3 | piper-en-joe, piper-en-joe-slow | 18 (context + candidates) | 0 | 18 | 0 |" in plan
+    assert "ledger: 18 clips built here before" in plan and re.search(r"projected: wall [0-9a-z ]+ \(start-up .*\), CPU .*, disk ", plan)
+    assert not out.exists() and _listing(store) == before
+    empty = tmp_path / "empty"
+    assert main(["build", str(choices), "--out", str(out), "--store", str(empty), "--dry-run"]) == 0
+    plan = capsys.readouterr().out
+    assert f"| {CHOICE_TASK} | 2 | {CHOICE_VOICE} | 2 (context) | 0 | 0 | 2 |" in plan
+    assert re.search(r"calibration: \d+ rows built here in \d+ s", plan)
+    assert not out.exists() and not empty.exists()
 
 
 def _count_lines(paths) -> int:

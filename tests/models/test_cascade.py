@@ -48,3 +48,38 @@ def test_cascade_declares_the_asr_languages(cascade, spoken_contexts):
     assert cascade.supports("S->T", "en")[0] is True
     with pytest.raises(AdapterError, match="spoken continuation"):
         cascade.loglikelihood([Request(context="x", continuation=spoken_contexts[0], group="g")])
+
+
+def test_the_cascade_takes_the_gates_transcript_of_a_build_and_scores_the_same(real_build, cascade, tmp_path):
+    """On a build folder the cascade does not transcribe again what the gate heard with the same ASR model (tiny.en,
+    int8): it takes the audit's transcript, and its S->T scores equal those of the same data read as a saved dataset
+    folder, where it transcribes every clip itself."""
+    from s2sbench.evaluation.run import EvalOptions, evaluate
+    from s2sbench.pipeline.builddir import BuildDir
+
+    from ..real_build import STORY_TASK
+
+    calls = []
+    transcribe = cascade.asr.transcribe
+
+    def counting(clips, language):
+        calls.append(len(clips))
+        return transcribe(clips, language)
+
+    cascade.asr.transcribe = counting
+    cascade._transcripts.clear()
+    options = EvalOptions(select_tasks=(STORY_TASK,), tasks=None)
+    from_build = evaluate(real_build.root, cascade, ["S->T"], tmp_path / "build", options)
+    assert calls == [] and cascade.transcripts_reused == 4  # 2 stories x 2 voices, each context heard by the gate
+    cascade._transcripts.clear()
+    from_folder = evaluate(BuildDir(real_build.root).dataset_dir / STORY_TASK, cascade, ["S->T"], tmp_path / "folder",
+                           EvalOptions(tasks={STORY_TASK: BuildDir(real_build.root).read_report().task_config(STORY_TASK)}))
+    assert sum(calls) == 4 and cascade.transcripts_reused == 4
+    assert _scores(from_build.out_dir) == _scores(from_folder.out_dir) and len(_scores(from_build.out_dir)) == 8
+
+
+def _scores(out_dir) -> list:
+    import json
+
+    lines = (out_dir / "samples.jsonl").read_text(encoding="utf-8").splitlines()
+    return sorted((row["item_id"], row["voice"], row["candidate"], row["sum_logprob"]) for row in map(json.loads, lines))

@@ -70,6 +70,12 @@ def test_report_has_tables_plots_trajectories_and_clips(eval_dir, sweep_dir, bui
     assert html.count('class="clip rejected"') == 3
     assert re.search(r"error_rate: wer \d\.\d{3} &gt; 0\.25", html)
     assert "22 clip attempts" in html and "14 kept clips hash-checked before embedding." in html
+    # where the build's time went: synthesis per voice, the gate, retries (story 3 failed its first attempts), assembly
+    costs = Elements(re.search(r'<table id="cost-table">.*?</table>', html, re.S).group(0)).cells
+    stages = [(costs[start], costs[start + 1]) for start in range(7, len(costs), 7)]
+    assert stages == [("synthesis", "piper-en-joe"), ("synthesis", "piper-en-joe-slow"), ("synthesis", "espeak-zh-pinyin"),
+                      ("gate", "faster-whisper:tiny.en (offline package):int8"), ("retries", "piper-en-joe"),
+                      ("retries", "piper-en-joe-slow"), ("retries", "espeak-zh-pinyin"), ("assembly", "all")]
     # self-contained: nothing is fetched at view time
     assert not page.all("link") and not [s for s in page.all("script") if "src" in s]
     assert not re.search(r"""(src|href)=["'](https?:)?//""", html)
