@@ -10,11 +10,11 @@ from prefect import flow
 from prefect.artifacts import create_link_artifact, create_markdown_artifact
 
 from s2sbench.flows.stages import stage, table
-from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.publish.hub import (
     PublishError,
     PublishResult,
     RetryPolicy,
+    check_repo_id,
     require_match,
     stage_repo,
     upload_repo,
@@ -74,8 +74,7 @@ def publish_flow(build_dir: str, repo_id: str, revision: str = "main", private: 
     ``HF_TOKEN`` or a stored login); ``dry_run_dir``: only stage the repo folder there; ``licence``: one Hub licence
     id for the card (default: one per source); ``default_config``: the config ``load_dataset(repo)`` opens (default:
     the build's); ``verify``: load every config back and compare rows and audio hashes."""
-    if "/" not in repo_id:
-        raise ConfigError(f"repo id '{repo_id}': expected ORG/NAME")
+    check_repo_id(repo_id)
     if dry_run_dir is not None:
         staged = stage_task(Path(build_dir), Path(dry_run_dir), repo_id, licence, default_config)
         result = PublishResult(staged.configs, staged_dir=staged.folder)

@@ -109,15 +109,42 @@ def write_json(path: str | Path, obj: object) -> None:
     atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False) + "\n")
 
 
+@functools.cache
+def _strict_yaml_loader():
+    """A safe YAML loader that refuses a key given twice in one mapping (PyYAML keeps the last one silently, and the
+    error a user then sees is about some other key)."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen: dict[object, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                if isinstance(key, (str, int, float, bool)) and key in seen:
+                    raise DuplicateKeyError(f"key '{key}' is given twice, on line {seen[key]} and on line {line}")
+                seen.setdefault(key, line)
+            return super().construct_mapping(node, deep)
+
+    return StrictLoader
+
+
+class DuplicateKeyError(ValueError):
+    """A YAML mapping with the same key twice (raised while loading, turned into the caller's error kind)."""
+
+
 def load_yaml(path: str | Path, error: type[Exception]) -> object:
-    """The parsed YAML of ``path``; a missing file or invalid YAML raises ``error`` naming the file."""
+    """The parsed YAML of ``path``; a missing file, invalid YAML or a key given twice in one mapping raises ``error``
+    naming the file (and the key and its lines)."""
     import yaml
 
     path = Path(path)
     if not path.exists():
         raise error(f"{path}: no such file")
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=_strict_yaml_loader())  # noqa: S506 - a SafeLoader
+    except DuplicateKeyError as problem:
+        raise error(f"{path}: {problem}") from None
     except yaml.YAMLError as problem:
         raise error(f"{path}: not valid YAML: {problem}") from None
 

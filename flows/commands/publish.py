@@ -7,11 +7,11 @@ from pathlib import Path
 
 from s2sbench.flows.commands import add_command, positive_int
 
-DRY_RUN_DEFAULT = Path("hub-repo")  # the build directory's hub-repo/ (BuildDir.hub_repo_dir)
+NEW_FOLDER = Path("<a new folder>")  # --dry-run without OUT: a new temporary folder, printed (never inside the build)
 
 EXAMPLES = """examples:
-  s2sbench publish build/ --repo-id my-org/sstorycloze-demo --dry-run            # stages into build/hub-repo/
-  s2sbench publish build/ --repo-id my-org/sstorycloze-demo --dry-run staged/
+  s2sbench publish build/ --repo-id my-org/sstorycloze-demo --dry-run            # stages into a new folder it prints
+  s2sbench publish build/ --repo-id my-org/sstorycloze-demo --dry-run staged/    # again: staged/ is replaced
   HF_TOKEN=hf_... s2sbench publish build/ --repo-id my-org/sstorycloze-demo --private
   HF_TOKEN=hf_... s2sbench publish build/ --repo-id my-org/sstorycloze-demo --revision v2
 
@@ -34,8 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--repo-id", required=True, help="dataset repo, ORG/NAME")
     parser.add_argument("--private", action="store_true", help="create the repo private")
     parser.add_argument("--revision", default="main", help="branch to commit to (created from main if missing)")
-    parser.add_argument("--dry-run", type=Path, nargs="?", const=DRY_RUN_DEFAULT, metavar="OUT",
-                        help=f"write the folder that would be uploaded to OUT (default: DIR/{DRY_RUN_DEFAULT}); upload nothing")
+    parser.add_argument("--dry-run", type=Path, nargs="?", const=NEW_FOLDER, metavar="OUT",
+                        help="write the folder that would be uploaded to OUT (new, empty, or staged before: it is "
+                        "replaced), or to a new temporary folder it prints; upload nothing (the repo id is checked)")
     parser.add_argument("--license", help="one Hub licence id for the card (default: one per source, from the task "
                         "files' source.licence or the loaders' known licences)")
     parser.add_argument("--default-config", metavar="NAME", help="the config `load_dataset(repo)` opens (default: "
@@ -46,12 +47,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import tempfile
+
     from s2sbench.flows.cli import CommandError
     from s2sbench.flows.publish import NoTokenError, publish_flow
-    from s2sbench.pipeline.builddir import BuildDir
-    from s2sbench.pipeline.publish.hub import PublishError
+    from s2sbench.pipeline.publish.hub import PublishError, check_repo_id
 
-    dry_run = BuildDir(args.build).hub_repo_dir if args.dry_run is DRY_RUN_DEFAULT else args.dry_run
+    check_repo_id(args.repo_id)  # before a Prefect server starts
+    dry_run = Path(tempfile.mkdtemp(prefix="s2sbench-hub-repo-")) if args.dry_run is NEW_FOLDER else args.dry_run
     try:
         result = publish_flow(
             build_dir=str(args.build), repo_id=args.repo_id, revision=args.revision, private=args.private,

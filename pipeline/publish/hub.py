@@ -16,6 +16,7 @@ import importlib
 import logging
 import math
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -78,14 +79,57 @@ def _write_shards(rows, out_dir: Path, name: str, split: str, max_shard_bytes: i
     return tuple(files), download_size
 
 
+def check_repo_id(repo_id: str) -> str:
+    """``repo_id`` if the Hub would take it as a dataset repo (ORG/NAME, the Hub's own rules on names), else a
+    :class:`ConfigError` saying why: a dry run refuses what the upload would refuse."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    if repo_id.count("/") != 1:
+        raise ConfigError(f"--repo-id '{repo_id}': expected ORG/NAME (one '/')")
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as error:
+        raise ConfigError(f"--repo-id '{repo_id}': the Hub refuses it: {error}") from None
+    return repo_id
+
+
+STAGED_FILES = ("README.md", "build_report.json")  # what every staged repo folder holds at its top
+
+
+def _is_staged_repo(folder: Path) -> bool:
+    """Whether ``folder`` is a repo folder an earlier dry run staged (its card, its report, config folders)."""
+    entries = list(folder.iterdir())
+    return all((folder / name).is_file() for name in STAGED_FILES) and all(
+        entry.name in STAGED_FILES or entry.is_dir() for entry in entries)
+
+
 def stage_repo(build_dir: str | Path | BuildDir, out_dir: str | Path, repo_id: str, *, licence: str | None = None,
                default_config: str | None = None, max_shard_bytes: int = MAX_SHARD_BYTES) -> StagedRepo:
-    """Write the exact folder that would be uploaded for ``build_dir`` into ``out_dir`` (which must be empty): the
-    build's configs as parquet, the card (its header the same config index as the build's ``dataset/``) and the
-    build report. ``default_config``: the config ``load_dataset(repo)`` opens (default: the build's)."""
+    """Write the exact folder that would be uploaded for ``build_dir`` into ``out_dir``: the build's configs as
+    parquet, the card (its header the same config index as the build's ``dataset/``) and the build report.
+    ``default_config``: the config ``load_dataset(repo)`` opens (default: the build's). ``out_dir`` must be new,
+    empty, or a repo folder staged before, which is replaced whole (staged beside it, then swapped in)."""
     source, out_dir = BuildDir.of(build_dir), Path(out_dir)
-    if out_dir.exists() and any(out_dir.iterdir()):
-        raise ConfigError(f"{out_dir}: folder is not empty; pass a new folder to stage the Hub repo into")
+    if out_dir.exists() and any(out_dir.iterdir()) and not _is_staged_repo(out_dir):
+        raise ConfigError(f"{out_dir}: folder is not empty and not a staged repo folder; pass a new folder to stage "
+                          "the Hub repo into")  # fmt: skip
+    check_repo_id(repo_id)
+    final, out_dir = out_dir, out_dir.parent / f".{out_dir.name}.staging-{os.getpid()}"
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    try:
+        staged = _stage(source, out_dir, repo_id, licence, default_config, max_shard_bytes)
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(out_dir, final)
+    finally:
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+    return replace(staged, folder=final)
+
+
+def _stage(source: BuildDir, out_dir: Path, repo_id: str, licence: str | None, default_config: str | None,
+           max_shard_bytes: int) -> StagedRepo:
     saved = source.load_dataset()
     index = {entry.name: entry for entry in source.dataset_index()}
     if default_config is not None and default_config not in index:

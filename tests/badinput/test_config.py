@@ -131,6 +131,10 @@ def test_bad_task_file(world, name):
 
 RAW_TASK_CASES = {
     "invalid YAML": ("name: [\n", r"not valid YAML"),
+    "a key given twice": ("name: x\nlanguage: en\nname: y\nvoices: [espeak-en-us]\n",
+                          r"key 'name' is given twice, on line 1 and on line 3"),
+    "a nested key given twice": ("name: t\nlanguage: en\nsource:\n  loader: jsonl\n  path: a.jsonl\n  loader: csv\n",
+                                 r"key 'loader' is given twice, on line 4 and on line 6"),
     "a list, not a mapping": ("- name: t\n", r"expected a mapping at the top level, got list"),
     "empty file": ("", r"expected a mapping at the top level"),
 }
@@ -194,6 +198,22 @@ def test_bad_voice_file(world, name):
     voices = world.voices("- " + body.lstrip() + f"  {line}\n")
     outcome = world.run(*build(world, world.task(voices=["mine"])))
     expect(outcome, 2, f"{voices}: voice 0 \\('mine'\\): {message}")
+
+
+@pytest.mark.parametrize("repo_id, message", [
+    ("a/b/c", r"--repo-id 'a/b/c': expected ORG/NAME \(one '/'\)"),
+    ("name-only", r"--repo-id 'name-only': expected ORG/NAME"),
+    ("org/na me", r"--repo-id 'org/na me': the Hub refuses it: Repo id must use alphanumeric chars"),
+    ("org/-x", r"--repo-id 'org/-x': the Hub refuses it"),
+])
+def test_a_dry_run_refuses_a_repo_id_the_hub_would_refuse(world, repo_id, message):
+    expect(world.run("publish", world.real_build.root, "--repo-id", repo_id, "--dry-run", world.out / "repo"), 2, message)
+    assert not world.out.exists()
+
+
+def test_a_voice_file_with_a_key_given_twice(world):
+    voices = world.voices("- id: mine\n  engine: espeak-ng\n  language: en\n  engine: piper\n")
+    expect(world.run(*build(world, world.task(voices=["mine"]))), 2, f"{voices}: key 'engine' is given twice, on line 2 and on line 4")
 
 
 def test_a_voice_defined_twice(world):

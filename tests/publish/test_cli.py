@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -27,12 +29,33 @@ def test_dry_run_writes_the_folder_and_needs_no_token(build_dir, tmp_path, monke
     assert (tmp_path / "staged" / "README.md").exists()
     assert (tmp_path / "staged" / CHOICE_TASK / "test-00000-of-00001.parquet").exists()
     assert f"{STORY_TASK} (default): 4 rows (test), 1 file(s)" in capsys.readouterr().out
+
+def _listing(folder) -> dict:
+    return {str(path.relative_to(folder)): path.stat().st_mtime_ns for path in folder.rglob("*")}
+
+
+def test_a_dry_run_never_writes_into_the_build_and_runs_again(build_dir, tmp_path, monkeypatch, capsys):
+    """Without OUT the repo folder goes to a new folder the command prints, never into the build (whose files stay
+    as they were); the same dry run into OUT twice replaces its staging; a folder that is not one is refused."""
+    monkeypatch.delenv("HF_TOKEN", raising=False)
     build_copy = tmp_path / "build"
     shutil.copytree(build_dir, build_copy)
-    assert main(["publish", str(build_copy), "--repo-id", "org/dry", "--dry-run"]) == 0
-    assert (build_copy / "hub-repo" / "README.md").exists()
-    assert main(["publish", str(build_copy), "--repo-id", "org/dry", "--dry-run"]) == 2  # never overwrites
-    assert "not empty" in capsys.readouterr().err
+    before = _listing(build_copy)
+    for _ in range(2):
+        assert main(["publish", str(build_copy), "--repo-id", "org/dry", "--dry-run"]) == 0
+        staged = Path(re.search(r"dry run: the repo folder is in (\S+)", capsys.readouterr().out).group(1))
+        assert (staged / "README.md").exists() and build_copy not in staged.parents
+    assert _listing(build_copy) == before
+    for _ in range(2):
+        assert main(["publish", str(build_copy), "--repo-id", "org/dry", "--dry-run", str(tmp_path / "staged")]) == 0
+    assert sorted(path.name for path in (tmp_path / "staged").iterdir()) == sorted(
+        [CHOICE_TASK, STORY_TASK, "README.md", "build_report.json"])
+    assert not list(tmp_path.glob(".staged.staging-*"))
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me", encoding="utf-8")
+    assert main(["publish", str(build_copy), "--repo-id", "org/dry", "--dry-run", str(tmp_path / "mine")]) == 2
+    assert "not empty and not a staged repo folder" in capsys.readouterr().err
+    assert (tmp_path / "mine" / "notes.txt").read_text(encoding="utf-8") == "keep me"
 
 
 def test_publish_without_a_token_is_a_user_error(build_dir, tmp_path, monkeypatch, capsys):
