@@ -60,6 +60,13 @@ document.querySelectorAll('img.plot').forEach(function (i) {
   }
   if (i.complete) mark(); else { i.addEventListener('load', mark); i.addEventListener('error', mark); }
 });
+// the lines each run's name takes in the summary (one, when the label is as short as it should be)
+document.querySelectorAll('#summary-table tbody tr').forEach(function (row) {
+  var range = document.createRange(), tops = {};
+  range.selectNodeContents(row.cells[0]);
+  Array.prototype.forEach.call(range.getClientRects(), function (r) { tops[Math.round(r.top)] = true; });
+  row.cells[0].dataset.lines = Object.keys(tops).length;
+});
 """
 
 

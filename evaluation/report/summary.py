@@ -9,6 +9,7 @@ and degradations are fractions 0..1); only the markdown prints percentages.
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,16 +120,40 @@ def load_inputs(paths: Sequence[str | Path]) -> ReportInputs:
     return ReportInputs(tuple(unique_labels(runs)), tuple(sweeps))
 
 
+#: the longest label a run gets from its revision; the full model string is in the Runs table
+MAX_LABEL_CHARS = 40
+
+
+def short_revision(revision: str) -> str:
+    """A model string in a few words: each part of a cascade (``a -> b``) without its notes in brackets, its hub
+    organisation or folders, and its engine and number format (``faster-whisper:tiny.en (offline package):int8 ->
+    HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF ...)`` is ``tiny.en -> SmolLM2-135M-Instruct``)."""
+    parts = []
+    for part in revision.split(" -> "):
+        bare = re.sub(r"\s*\([^)]*\)", "", part).strip().rstrip("/")
+        name = bare.rsplit("/", 1)[-1]
+        fields = name.split(":")
+        parts.append(fields[1] if len(fields) > 1 and fields[1] else fields[0])
+    short = " -> ".join(parts)
+    return short if len(short) <= MAX_LABEL_CHARS else short[: MAX_LABEL_CHARS - 1] + "…"
+
+
 def unique_labels(runs: Sequence[Run]) -> list[Run]:
-    """Runs whose labels collide get their revision (then a number) appended, so tables never merge two runs."""
-    counts: dict[str, int] = {}
+    """Runs whose labels collide are told apart briefly, so tables never merge two runs and a run's name stays
+    short: by the folders their results are in when those differ (``cascade (en)``, ``cascade (zh)``), else by a
+    short form of their revision (:func:`short_revision`), then by a number."""
+    groups: dict[str, list[Run]] = {}
     for run in runs:
-        counts[run.label] = counts.get(run.label, 0) + 1
+        groups.setdefault(run.label, []).append(run)
     out, seen = [], set()
     for run in runs:
-        label = run.label
-        if counts[label] > 1:
-            label = f"{label} ({run.results.model.revision})"
+        label, group = run.label, groups[run.label]
+        if len(group) > 1:
+            folders = [other.source.parent.name if other.source is not None else "" for other in group]
+            if all(folders) and len(set(folders)) == len(folders):
+                label = f"{label} ({run.source.parent.name})"
+            else:
+                label = f"{label} ({short_revision(run.results.model.revision)})"
         base, n = label, 2
         while label in seen:
             label, n = f"{base} #{n}", n + 1

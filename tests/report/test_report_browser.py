@@ -44,6 +44,19 @@ def test_report_renders_in_chromium(report, tmp_path):
     assert int.from_bytes(png.read_bytes()[16:20], "big") == 1000  # IHDR width
 
 
+def test_a_run_name_takes_one_line_of_the_summary_in_a_1300_px_window(eval_dir, tmp_path):
+    """The demo's two cascade runs (en, zh) with their 130-character model string: each run's name in the Summary
+    is one line in a 1,300-pixel-wide window (measured by the page in Chromium), and a screenshot is taken."""
+    from .test_report_summary import demo_like_results
+
+    page = write_report(demo_like_results(eval_dir, tmp_path / "demo"), tmp_path / "demo.html")
+    dom = dump_dom(page, BrowserOptions(window=(1300, 1000)))
+    lines = re.findall(r'<td data-lines="(\d+)">(cascade \(\w+\))</td>', dom)
+    assert sorted(set(lines)) == [("1", "cascade (en)"), ("1", "cascade (zh)")], lines
+    png = screenshot(page, tmp_path / "demo.png", BrowserOptions(window=(1300, 1000)))
+    assert int.from_bytes(png.read_bytes()[16:20], "big") == 1300
+
+
 def test_a_corrupted_clip_is_reported_as_an_error(report, tmp_path):
     html = report.read_text(encoding="utf-8")
     broken = tmp_path / "broken.html"

