@@ -216,7 +216,7 @@ def _costs_of(shards: list[LedgerEntry], assemblies: list[LedgerEntry], source: 
         source=source, synthesis=synthesis, gate=sum((entry.gate for entry in shards), Spent()),
         retries=sum((entry.retries for entry in shards), Spent()), clips=sum(entry.clips for entry in shards),
         retried_clips=sum(entry.retried_clips for entry in shards), audio_bytes=sum(e.audio_bytes for e in shards),
-        audio_clips=sum(entry.clips - entry.cached for entry in shards),
+        audio_clips=sum(entry.clips for entry in shards),
         assembly=sum((entry.assembly for entry in assemblies), Spent()), startup_s=0.0,
     )  # fmt: skip
 

@@ -104,7 +104,7 @@ class RowCost(Record):
     clips: int  # texts the row speaks
     cached: int  # first attempts found in the clip store
     retried_clips: int  # texts that needed more than one attempt
-    audio_bytes: int  # of the clips synthesized on first attempts (the store's WAV files)
+    audio_bytes: int  # of the first attempts' clips, made or found in the store (their WAV files)
     synthesis: Spent
     gate: Spent
     retries: Spent
