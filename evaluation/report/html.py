@@ -36,6 +36,7 @@ color:#1d232b;line-height:1.45}
 h1{border-bottom:3px solid #3b6ea5;padding-bottom:6px}h2{margin-top:40px;border-bottom:1px solid #ccd3dc}
 table{border-collapse:collapse;margin:12px 0;font-size:14px}th,td{border:1px solid #ccd3dc;padding:4px 8px;
 text-align:left;vertical-align:top}th{background:#eef2f7}tr:nth-child(even) td{background:#fafbfc}
+#summary-table td:first-child,#voice-table td:first-child{white-space:nowrap}
 img.plot{max-width:100%;display:block;margin:12px 0;border:1px solid #e3e7ec}
 .note{color:#56606b;font-size:13px}code{background:#eef2f7;padding:1px 4px;border-radius:3px}
 .clips{display:grid;grid-template-columns:repeat(auto-fill,minmax(360px,1fr));gap:12px}
