@@ -3,7 +3,8 @@
 A :class:`Progress` counts; a :class:`ProgressReporter` shows it: a bar on a terminal (tqdm, which hides itself when
 the output is not one), a plain line on the ``s2sbench.progress`` logger every ``interval_s`` (the CLI prints that
 logger; a log file keeps the lines), and each listener (a flow's Prefect progress artifact) at every tick. The rate
-counts only this run's units, so a resumed run's ETA is not flattered by what an earlier run did.
+counts only this run's units of the last ten minutes, so a resumed run's ETA is not flattered by what an earlier run
+did, nor an hour-old slowdown of the machine still in it.
 
 The build counts from its folder (:class:`BuildProgress`): rows and drops written by its shards, wherever they run,
 and the clip attempts of its audit.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +22,7 @@ from pathlib import Path
 log = logging.getLogger("s2sbench.progress")
 
 DEFAULT_INTERVAL_S = 30.0
+RATE_WINDOW_S = 600.0  # the rate (and so the ETA) is over the last ten minutes
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,10 @@ class ProgressSnapshot:
     done_this_run: int
     elapsed_s: float
     clips: int | None = None  # clip attempts this run (a build)
+    # units done in the last ``recent_s`` seconds (at most RATE_WINDOW_S): the rate, so a machine that got busier or
+    # quieter an hour ago does not skew the ETA
+    recent_done: int = 0
+    recent_s: float = 0.0
 
     @property
     def done(self) -> int:
@@ -47,7 +54,7 @@ class ProgressSnapshot:
 
     @property
     def per_minute(self) -> float | None:
-        return self.done_this_run * 60 / self.elapsed_s if self.elapsed_s > 0 and self.done_this_run else None
+        return self.recent_done * 60 / self.recent_s if self.recent_s > 0 and self.recent_done else None
 
     @property
     def eta_s(self) -> float | None:
@@ -91,6 +98,7 @@ class Progress:
         self._started_at = self.clock()
         self._done_at_start = sum(self.done.values())
         self._clips_at_start = self.clips
+        self._history: deque[tuple[float, int]] = deque([(self._started_at, self._done_at_start)])
 
     def set(self, part: str, done: int) -> None:
         self.done[part] = min(done, self.totals[part])
@@ -99,11 +107,16 @@ class Progress:
         self.set(part, self.done[part] + units)
 
     def snapshot(self) -> ProgressSnapshot:
+        now, done = self.clock(), sum(self.done.values())
+        self._history.append((now, done))
+        while len(self._history) > 2 and now - self._history[1][0] >= RATE_WINDOW_S:
+            self._history.popleft()
+        since, done_then = self._history[0]
         clips = None if self.clips is None else self.clips - (self._clips_at_start or 0)
         return ProgressSnapshot(
             what=self.what, unit=self.unit, parts={name: (self.done[name], total) for name, total in self.totals.items()},
-            done_this_run=sum(self.done.values()) - self._done_at_start, elapsed_s=self.clock() - self._started_at,
-            clips=clips,
+            done_this_run=done - self._done_at_start, elapsed_s=now - self._started_at, clips=clips,
+            recent_done=done - done_then, recent_s=now - since,
         )  # fmt: skip
 
 

@@ -36,6 +36,22 @@ def test_a_resumed_runs_rate_and_eta_count_only_its_own_rows():
     assert progress.done["b"] == 50
 
 
+def test_the_rate_is_the_last_ten_minutes():
+    """A build that ran slowly for an hour (a busy machine) and fast since: its ETA follows the recent rate."""
+    clock = Clock()
+    progress = Progress("build out", {"a": 1000}, clock=clock)
+    for minute in range(1, 61):
+        clock.now += 60
+        progress.set("a", minute * 2)  # 2 rows a minute
+        progress.snapshot()
+    for minute in range(1, 11):
+        clock.now += 60
+        progress.set("a", 120 + minute * 20)  # then 20 a minute
+        snapshot = progress.snapshot()
+    assert snapshot.per_minute == 20.0 and snapshot.eta_s == (1000 - 320) * 3
+    assert snapshot.done_this_run == 320 and snapshot.elapsed_s == 70 * 60
+
+
 def test_the_reporter_logs_every_interval_and_tells_its_listeners_every_tick(caplog):
     clock = Clock()
     progress = Progress("score m", {"x": 10}, clock=clock)
