@@ -424,9 +424,3 @@ def summarize_checks(checks: Iterable[ClipCheck], items_by_id: Mapping[str, Item
         ],
     }
 
-
-def reverify_build(build_dir, asr: ASREngine, out_dir=None, **options) -> dict:
-    """Re-verify a finished build with another ASR model; see :func:`s2sbench.pipeline.reverify.reverify_build`."""
-    from s2sbench.pipeline.reverify import reverify_build as reverify
-
-    return reverify(build_dir, asr, out_dir, **options)
