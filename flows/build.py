@@ -8,7 +8,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
-from prefect.futures import wait
+from prefect.futures import PrefectWrappedFuture
 
 from s2sbench.flows.stages import names, progress_artifact, stage, whole
 from s2sbench.pipeline.assemble import assemble_build
@@ -40,6 +40,15 @@ def assemble_task(tasks: list[TaskConfig], out_dir: Path, shard_size: int, store
 
 
 PROGRESS_POLL_S = 2.0  # how often the bar moves; the log line and the artifact follow progress_interval_s
+
+
+def still_running(futures: list[PrefectWrappedFuture], seconds: float) -> list[PrefectWrappedFuture]:
+    """The futures not done after waiting up to ``seconds`` for the first of them. Not ``prefect.futures.wait(...,
+    timeout=)``: it arms SIGALRM, which on an hour-long Dask build fired inside distributed's GC callback and printed
+    an ignored ``CancelledError`` traceback into the log every few minutes."""
+    if futures:
+        futures[0].wait(timeout=seconds)
+    return [future for future in futures if not future.wrapped_future.done()]
 
 
 def report_markdown(report: BuildReport) -> str:
@@ -100,7 +109,7 @@ def build_flow(
         reporter = ProgressReporter(progress, progress_interval_s, [progress_artifact("build-progress", progress_interval_s)])
         pending = futures
         while pending:
-            pending = list(wait(pending, timeout=min(PROGRESS_POLL_S, progress_interval_s)).not_done)
+            pending = still_running(pending, min(PROGRESS_POLL_S, progress_interval_s))
             progress.refresh()
             reporter.tick()
         reporter.close()
