@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_scaling import Config, run_config  # noqa: E402
 
 from s2sbench.pipeline.cpu import cores_per_worker, usable_cores  # noqa: E402
+from s2sbench.pipeline.device import cuda_device_count  # noqa: E402
 from s2sbench.pipeline.records import Item  # noqa: E402
 from s2sbench.pipeline.task_config import TaskConfig  # noqa: E402
 from s2sbench.pipeline.tasks import load_task
@@ -124,12 +125,6 @@ def write_seed_task(folder: Path, task: TaskConfig, items: list[Item], name: str
     return path
 
 
-def gpu_found() -> bool:
-    import ctranslate2
-
-    return ctranslate2.get_cuda_device_count() > 0
-
-
 def project(seed_set: SeedSet, run: dict, items: int) -> dict:
     per_item = run["build_s"] / items
     return {"build_s": round(run["build_s"], 1), "startup_s": round(run["cold_s"], 1),
@@ -170,7 +165,7 @@ def main() -> None:
     warm_items = 2 * args.workers
     worker_counts = sorted({1, args.workers})
     figures = {"items": args.items, "workers": worker_counts, "cores": usable_cores(),
-               "gpu": "GPU: found, but not measured by this bench" if gpu_found() else "GPU: none on this machine", "sets": {}}
+               "gpu": "GPU: found, measured by bench_gpu.py" if cuda_device_count() else "GPU: none on this machine", "sets": {}}
     with tempfile.TemporaryDirectory(prefix="s2sbench-bench-projections-") as scratch:
         root = Path(scratch)
         os.environ["PREFECT_HOME"] = str(root / "prefect")

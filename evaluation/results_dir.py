@@ -118,6 +118,7 @@ class ModelInfo(Record):
     revision: str
     licence: str = ""  # of the weights, as the adapter records it ("" when not known)
     args: dict[str, Any] = Field(default_factory=dict)  # the options it was built with (--model-arg), when known
+    device: str = ""  # where it computed (cpu, cuda, or per part for a cascade); "" in results of older s2sbench
 
 
 class SelectionInfo(Record):

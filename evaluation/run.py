@@ -435,7 +435,7 @@ def _report(data: EvalDataset, selected: SelectedRows, out: ResultsDir, adapter:
     file = ResultsFile.model_validate({
         "protocol_version": PROTOCOL_VERSION,
         "model": {"name": adapter.name, "kind": adapter.kind, "model_id": adapter.model_id, "revision": evaluation.revision,
-                  "licence": adapter.licence, "args": json_values(options.model_args or {})},
+                  "licence": adapter.licence, "args": json_values(options.model_args or {}), "device": adapter.runs_on()},
         "dataset": {"kind": data.kind, "location": data.location, "revision": data.revision,
                     "build_report_sha256": data.report_sha256,
                     "configs": [f"{chosen.part.config}/{chosen.part.split}" for chosen in selected.parts],

@@ -101,6 +101,10 @@ def leave_run_failures_to_the_cli() -> None:
 def run_handler(args: argparse.Namespace) -> int:
     """Run the sub-command; one that runs flows (``runs_flow`` set by its parser: true, or a function of the parsed
     arguments) gets a Prefect API first."""
+    if getattr(args, "device", None) is not None:
+        from s2sbench.pipeline.device import use_device
+
+        use_device(args.device)  # before a server, an engine or a worker starts: they read it from the environment
     runs_flow = getattr(args, "runs_flow", False)
     if not (runs_flow(args) if callable(runs_flow) else runs_flow):
         return int(args.handler(args) or 0)

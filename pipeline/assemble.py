@@ -21,6 +21,7 @@ from s2sbench.pipeline.builddir import BuildDir, BuildDirError
 from s2sbench.pipeline.configs import DEFAULT_SPLIT, config_name
 from s2sbench.pipeline.costs import CostLedger, RowCost, Stopwatch, cost_table
 from s2sbench.pipeline.dataset import AudioValue, dataset_row, make_split
+from s2sbench.pipeline.device import devices_named
 from s2sbench.pipeline.records import BuildRow, ClipCheck, Drop, Item
 from s2sbench.pipeline.sources import LoadReport
 from s2sbench.pipeline.task_config import TaskConfig
@@ -114,6 +115,8 @@ def finish_build(build: BuildDir, tasks: dict[str, TaskReport], rows_by_task: di
         assembly = started.spent(clips=sum(len(row.clips) for row in every_row))
         costs = cost_table(row_costs or [], assembly)
         CostLedger(store.root).append_assembly(list(tasks), assembly)
+    engines = sorted({f"{clip.engine} {clip.model_version}" for row in every_row for clip in row.clips.values()})
+    asr_models = sorted({check.asr_model for check in checks})
     report = BuildReport(
         origin=origin, imported_from=imported_from or [], tasks=tasks,
         totals=Totals(
@@ -126,8 +129,7 @@ def finish_build(build: BuildDir, tasks: dict[str, TaskReport], rows_by_task: di
         verification=summarize_checks(checks, items_by_id), integrity=integrity, voices=voices,
         normalization=Normalization(**NORMALIZATION_STEPS, languages=sorted({entry.language for entry in tasks.values()})),
         clip_store=str(store.root),
-        engines=sorted({f"{clip.engine} {clip.model_version}" for row in every_row for clip in row.clips.values()}),
-        asr_models=sorted({check.asr_model for check in checks}),
+        engines=engines, asr_models=asr_models, devices=devices_named(engines + asr_models) or ["cpu"],
         software={"python": platform.python_version(), **{name: _package_version(name) for name in SOFTWARE}},
         costs=costs,
     )  # fmt: skip

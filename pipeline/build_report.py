@@ -134,6 +134,7 @@ class BuildReport(Record):
     engines: list[str]
     asr_models: list[str]
     software: dict[str, str]
+    devices: list[str] = Field(default_factory=lambda: ["cpu"])  # where its clips were made and checked (from the ids)
     costs: CostTable | None = None  # where the build's time went (None: an import, or a report of an older s2sbench)
 
     def task_config(self, name: str) -> TaskConfig | None:

@@ -133,3 +133,28 @@ def real_build(prefect_harness, run_folder):
     from .real_build import shared_real_build
 
     return shared_real_build(run_folder)
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """A machine with one CUDA GPU, as CTranslate2 and ONNX Runtime (onnxruntime-gpu) report it, with faster-whisper's
+    model loading on this CPU what was asked for the GPU (the asks are in the returned list) and a fresh ASR cache;
+    ``--device`` unset. torch still has no CUDA, as on a machine with a CPU-only torch."""
+    import faster_whisper
+
+    import s2sbench.pipeline.asr
+    import s2sbench.pipeline.device as device
+
+    asked: list[tuple[str, str]] = []
+
+    class LoadedOnThisCPU(faster_whisper.WhisperModel):
+        def __init__(self, location, device="auto", compute_type="default", **options):
+            asked.append((device, compute_type))
+            super().__init__(location, device="cpu", compute_type="int8", **options)
+
+    monkeypatch.setattr(device, "cuda_device_count", lambda: 1)
+    monkeypatch.setattr(device, "_onnx_available_providers", lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"])
+    monkeypatch.setattr(faster_whisper, "WhisperModel", LoadedOnThisCPU)
+    monkeypatch.setattr(s2sbench.pipeline.asr, "_LOADED", {})
+    monkeypatch.setenv(device.DEVICE_ENV, "")  # recorded, so a command that sets it in this process is undone
+    return asked

@@ -75,6 +75,10 @@ class ModelAdapter(abc.ABC):
     def model_id(self) -> str:
         """Model name/path and revision, recorded with every result."""
 
+    def runs_on(self) -> str:
+        """The device the model computes on (recorded with results): its ``device``, else the CPU."""
+        return str(getattr(self, "device", "cpu"))
+
     def supports(self, mode: str, language: str) -> tuple[bool, str]:
         if mode not in self.modes:
             return False, f"{self.name} does not score {mode}"

@@ -72,6 +72,10 @@ class CascadeAdapter(ModelAdapter):
     def model_id(self) -> str:
         return f"{self.asr.model_id} -> {self.lm.model_id}"
 
+    def runs_on(self) -> str:
+        asr, lm = str(self.asr.device), self.lm.runs_on()
+        return asr if asr == lm else f"ASR {asr}, LM {lm}"
+
     @property
     def licence(self) -> str:
         return f"LM: {self.lm.licence}" if self.lm.licence else ""

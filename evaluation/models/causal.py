@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from s2sbench.evaluation.models.base import AdapterError, LogLikelihood, ModelAdapter, Request
+from s2sbench.pipeline.device import engine_device, torch_device
 from s2sbench.pipeline.errors import ConfigError
 
 _DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
@@ -30,11 +31,9 @@ _DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf1
 
 
 def resolve_device(device: str | None) -> str:
-    """``None``/``"auto"``: CUDA when available, else CPU."""
-    import torch
-
+    """``None``/``"auto"``: the run's device (``--device``, :mod:`s2sbench.pipeline.device`) where torch can use it."""
     if device in (None, "auto"):
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        return torch_device(engine_device())
     return device
 
 

@@ -75,9 +75,12 @@ class UnitEncoder:
     """
 
     def __init__(self, encoder: str | Any, kmeans: str | Path | np.ndarray, *, layer: int,
-                 deduplicate_units: bool = True, device: str = "cpu", revision: str | None = None) -> None:
+                 deduplicate_units: bool = True, device: str | None = None, revision: str | None = None) -> None:
         from transformers import AutoModel
 
+        from s2sbench.evaluation.models.causal import resolve_device
+
+        device = resolve_device(device)
         if isinstance(encoder, str):
             self.encoder_id = encoder + (f"@{revision}" if revision else "")
             encoder = AutoModel.from_pretrained(encoder, revision=revision)

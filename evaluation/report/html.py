@@ -103,9 +103,9 @@ def _runs_section(inputs: ReportInputs) -> str:
         model, dataset = run.results.model, run.results.dataset
         revision = "(the model id)" if model.revision == model.model_id else model.revision
         where = dataset.location + (f"@{dataset.revision[:12]}" if dataset.revision else "")
-        rows.append([run.label, model.kind, model.model_id, revision, model.licence or "not recorded", where,
-                     run.source or ""])
-    header = ["run", "kind", "model", "revision", "licence", "dataset", "results file"]
+        rows.append([run.label, model.kind, model.model_id, revision, model.device or "not recorded",
+                     model.licence or "not recorded", where, run.source or ""])
+    header = ["run", "kind", "model", "revision", "device", "licence", "dataset", "results file"]
     return "<h2 id='runs'>Runs</h2>" + _table(header, rows)
 
 
@@ -210,7 +210,8 @@ def _build_section(audit: BuildAudit) -> str:
         _table(["task", "language", "voices", "items", "item x voice", "kept", "dropped", "clips kept",
                 "clips unverified"], counts, "build-table"),  # fmt: skip
         f"<p class='note'>{_e(totals.clip_attempts)} clip attempts, {_e(totals.clips_rejected)} rejected by the gate; "
-        f"ASR: {_e(', '.join(report.asr_models) or 'none')}; TTS: {_e(', '.join(report.engines))}. "
+        f"ASR: {_e(', '.join(report.asr_models) or 'none')}; TTS: {_e(', '.join(report.engines))}; "
+        f"on {_e(' and '.join(report.devices))}. "
         f"{_e(report.integrity.clips_checked)} kept clips hash-checked before embedding"
         + (f", {len(remade)} made again ({_e('; '.join(remade))})" if remade else "") + ".</p>",
     ]

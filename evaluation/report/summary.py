@@ -349,8 +349,9 @@ def results_markdown(results: object, normalization: str = "token") -> str:
     for run in runs:
         model = run.results.model
         licence = f"; licence: {model.licence}" if model.licence else ""
+        device = f"; on {model.device}" if model.device else ""
         lines.append(f"- **{run.label}**: `{model.model_id}`"
-                     + (f" revision `{model.revision}`" if model.revision != model.model_id else "") + licence)
+                     + (f" revision `{model.revision}`" if model.revision != model.model_id else "") + device + licence)
     header, rows = summary_rows(runs, normalization)
     lines += ["", f"Accuracy in % ({normalization}-normalized scores); degradation in points.", ""]
     lines += markdown_table(header, rows)

@@ -4,6 +4,8 @@
 
 import argparse
 
+from s2sbench.pipeline.device import DEVICE_CHOICES
+
 
 def positive_int(text: str) -> int:
     """An argparse type: a whole number >= 1 (``--limit 0`` or ``--limit -3`` is a usage error, exit code 2)."""
@@ -34,6 +36,12 @@ def _bounded_int(text: str, minimum: int) -> int:
     if value < minimum:
         raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
     return value
+
+
+def add_device_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--device auto|cpu|cuda``, resolved once before the command runs (``s2sbench.flows.cli.run_handler``)."""
+    parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto",
+                        help=f"where {what} run (default auto: a CUDA GPU when there is one, else the CPU)")
 
 
 def add_command(subparsers: argparse._SubParsersAction, name: str, **options) -> argparse.ArgumentParser:

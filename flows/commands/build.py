@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from s2sbench.flows.commands import add_command, positive_float, positive_int
+from s2sbench.flows.commands import add_command, add_device_argument, positive_float, positive_int
 from s2sbench.flows.runners import add_runner_arguments, check_scheduler, make_task_runner
 from s2sbench.pipeline.progress import DEFAULT_INTERVAL_S
 
@@ -47,6 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--dry-run", action="store_true", help="print the plan (clips, time, disk) and build nothing")
     parser.add_argument("--progress-every", type=positive_float, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
                         help=f"seconds between progress lines (default {DEFAULT_INTERVAL_S:g})")
+    add_device_argument(parser, "the voices and the gate's ASR")
     add_runner_arguments(parser)
     parser.set_defaults(handler=run, runs_flow=lambda args: not args.dry_run)  # a plan needs no Prefect server
 

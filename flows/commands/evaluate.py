@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from s2sbench.flows.commands import add_command, positive_int
+from s2sbench.flows.commands import add_command, add_device_argument, positive_int
 
 EXAMPLES = """examples:
   s2sbench eval --dataset build/ --model smollm2 --out results/
@@ -59,6 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--requests-per-call", type=positive_int, default=64, metavar="N",
                         help="requests handed to the model at once; scores are saved after each call (default 64); "
                         "the model's own batch size is a --model-arg, e.g. batch_size=8")  # fmt: skip
+    add_device_argument(parser, "the model (and a cascade's ASR)")
     parser.set_defaults(handler=run, runs_flow=True)
 
 
@@ -85,7 +86,6 @@ def run(args: argparse.Namespace) -> int:
     from s2sbench.evaluation.results_dir import RESULTS_FILE, ResultsDir
     from s2sbench.flows.cli import CommandError
     from s2sbench.flows.evaluate import evaluate_flow, sweep_flow
-
     if args.step_pattern and args.model_glob is None:
         raise CommandError("--step-pattern needs --model-glob")
     out_dir = args.out.parent if args.out.suffix == ".json" else args.out

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from s2sbench.flows.commands import add_command, positive_int
+from s2sbench.flows.commands import add_command, add_device_argument, positive_int
 
 EXAMPLES = """examples:
   s2sbench verify build/
@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("build_dir", type=Path, metavar="DIR", help="a build directory made by `s2sbench build`")
     parser.add_argument("--engine", default="faster-whisper", help="ASR engine: faster-whisper or openai-whisper")
     parser.add_argument("--model", default="tiny.en", help="model name, CTranslate2 directory or .pt checkpoint")
-    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    add_device_argument(parser, "the ASR model's decoding and the signal checks")
     parser.add_argument("--compute-type", help="int8 or float32 on CPU (faster-whisper), float16 on CUDA")
     parser.add_argument("--batch-size", type=positive_int, default=8, help="clips decoded together")
     parser.add_argument("--store", type=Path, help="clip store the build used (default: the build's, else $S2SBENCH_CLIP_STORE)")
@@ -40,9 +40,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from s2sbench.flows.verify import verify_flow
+    from s2sbench.pipeline.device import choose_device
 
     report = verify_flow(
-        build_dir=str(args.build_dir), engine=args.engine, model=args.model, device=args.device,
+        build_dir=str(args.build_dir), engine=args.engine, model=args.model, device=choose_device(args.device),
         compute_type=args.compute_type, batch_size=args.batch_size, store=str(args.store) if args.store else None,
         out_dir=str(args.out) if args.out else None,
     )

@@ -13,6 +13,7 @@ from typing import Any
 
 from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
 from s2sbench.pipeline.cpu import keep_freed_memory
+from s2sbench.pipeline.device import engine_device
 from s2sbench.pipeline.errors import BackendError, ConfigError, S2SBenchError, unknown_name
 from s2sbench.pipeline.registry import Registry
 
@@ -68,7 +69,8 @@ def get_asr(engine: str, model: str, **options: object) -> ASREngine:
     Options go to the backend (``device``, ``compute_type``, ``batch_size``, ...). Instances are cached per arguments.
     A model that cannot load is an :class:`ASRLoadError` naming the engine and the model.
     """
-    key = (engine, model, tuple(sorted((name, repr(value)) for name, value in options.items())))
+    where = options.get("device") or engine_device()  # a process's engines follow --device (S2SBENCH_DEVICE)
+    key = (engine, model, where, tuple(sorted((name, repr(value)) for name, value in options.items())))
     if key not in _LOADED:
         backend = check_asr_options(engine, options)  # a cached instance's arguments were checked when it loaded
         keep_freed_memory()  # an encoder pass allocates and frees large buffers clip after clip

@@ -19,6 +19,7 @@ class ASREngine(abc.ABC):
 
     name: str = ""
     model_id: str = ""  # what to record in audits: model name or path, and revision where known
+    device: str = "cpu"  # where it decodes
 
     @abc.abstractmethod
     def languages(self) -> set[str] | None:

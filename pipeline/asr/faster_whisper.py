@@ -32,6 +32,7 @@ from s2sbench.pipeline.asr.packing import (MAX_INITIAL_TIMESTAMP_S, TIMESTAMP_S,
 from s2sbench.pipeline.asr.whisper_common import MAX_NEW_TOKENS, WhisperASR, pad_to_window
 from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.cpu import engine_cores
+from s2sbench.pipeline.device import choose_device, device_suffix, engine_device
 
 COMPUTE_TYPES = ("default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16", "float16",
                  "bfloat16", "float32")
@@ -62,7 +63,7 @@ class FasterWhisperASR(WhisperASR):
     def __init__(
         self,
         model: str,
-        device: str = "cpu",
+        device: str | None = None,
         compute_type: str | None = None,
         batch_size: int = 8,
         cpu_threads: int = 0,
@@ -71,6 +72,7 @@ class FasterWhisperASR(WhisperASR):
     ):
         from faster_whisper import WhisperModel
 
+        device = choose_device(device) if device == "auto" else device or engine_device()
         compute_type = compute_type or ("float16" if device.startswith("cuda") else "int8")
         if compute_type not in COMPUTE_TYPES:
             raise ConfigError(f"faster-whisper: unknown compute_type '{compute_type}' (known: {', '.join(COMPUTE_TYPES)})")
@@ -86,7 +88,8 @@ class FasterWhisperASR(WhisperASR):
                                   num_workers=workers)
         super().__init__(model, device, compute_type, batch_size, english_only=not self.model.model.is_multilingual)
         # packed transcripts can differ from one-clip-a-window ones: audits and caches tell them apart
-        self.model_id = f"faster-whisper:{identity}:{compute_type}" + (":packed" if pack_clips else "")
+        self.model_id = (f"faster-whisper:{identity}:{compute_type}" + (":packed" if pack_clips else "")
+                         + device_suffix(device))
         self.pack_clips = pack_clips
         self.packing = PackingCounts()
         self.workers = workers

@@ -16,6 +16,7 @@ import numpy as np
 from s2sbench.pipeline.asr.offline import is_ct2_dir, openai_checkpoint, packaged_model_dir
 from s2sbench.pipeline.asr.whisper_common import MAX_NEW_TOKENS, WhisperASR, pad_to_window
 from s2sbench.pipeline.cpu import limit_torch_threads
+from s2sbench.pipeline.device import device_suffix, engine_device
 from s2sbench.pipeline.errors import ConfigError
 
 COMPUTE_TYPES = ("float32", "float16")
@@ -55,9 +56,10 @@ def resolve_checkpoint(model: str) -> tuple[str, str]:
 class OpenAIWhisperASR(WhisperASR):
     name = "openai-whisper"
 
-    def __init__(self, model: str, device: str = "cpu", compute_type: str | None = None, batch_size: int = 8):
+    def __init__(self, model: str, device: str | None = None, compute_type: str | None = None, batch_size: int = 8):
         import whisper
 
+        device = device or engine_device()
         compute_type = compute_type or ("float16" if device.startswith("cuda") else "float32")
         if compute_type not in COMPUTE_TYPES:
             raise ConfigError(
@@ -71,7 +73,7 @@ class OpenAIWhisperASR(WhisperASR):
             limit_torch_threads()
         self.model = whisper.load_model(checkpoint, device=device)
         super().__init__(model, device, compute_type, batch_size, english_only=not self.model.is_multilingual)
-        self.model_id = f"openai-whisper:{identity}"
+        self.model_id = f"openai-whisper:{identity}{device_suffix(device)}"
 
     def multilingual_languages(self) -> set[str]:
         from whisper.tokenizer import LANGUAGES

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from s2sbench.pipeline.cpu import limit_torch_threads
+from s2sbench.pipeline.device import device_suffix, engine_device, torch_device
 from s2sbench.pipeline.manifest import sha256_file
 from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform
@@ -103,7 +104,7 @@ class CoquiEngine(TTSEngine):
         reference = reference_wav(voice)
         if reference is not None:
             parts.append(f"reference-sha256={_file_hash(reference)}")
-        return ";".join(parts)
+        return ";".join(parts) + device_suffix(torch_device(engine_device()))
 
     def missing(self, voice: Voice) -> str | None:
         try:
@@ -129,6 +130,7 @@ class CoquiEngine(TTSEngine):
                     self._loaded[model] = TTS(model_path=str(local[0]), config_path=str(local[1]), progress_bar=False)
             except (OSError, KeyError, ValueError, RuntimeError) as error:
                 raise SynthesisError(f"coqui could not load model '{model}': {error}") from error
+            self._loaded[model].to(torch_device(engine_device()))
         return self._loaded[model]
 
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:

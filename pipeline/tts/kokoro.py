@@ -33,6 +33,7 @@ import numpy as np
 from pydantic import Field
 
 from s2sbench.pipeline.cpu import engine_cores
+from s2sbench.pipeline.device import device_suffix, engine_device, onnx_device, onnx_providers
 from s2sbench.pipeline.manifest import atomic_write_bytes, model_file_sha256, sha256_file
 from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors
@@ -142,12 +143,11 @@ def _session(model: Path):
     """The model's onnxruntime session on this process's share of the cores (kokoro-onnx's own takes them all);
     the samples are the same at any thread count (see the module's docstring)."""
     import onnxruntime
-    from kokoro_onnx.session import resolve_providers
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = engine_cores()
     options.inter_op_num_threads = 1
-    return onnxruntime.InferenceSession(str(model), options, providers=resolve_providers())
+    return onnxruntime.InferenceSession(str(model), options, providers=onnx_providers(engine_device()))
 
 
 class KokoroOptions(StrictSection):
@@ -170,7 +170,7 @@ class KokoroEngine(TTSEngine):
     def model_version(self, voice: Voice) -> str:
         files = resolve_files(voice)
         return (f"{_versions()};onnx-sha256={files.model_sha256[:16]};voices-sha256={model_file_sha256(files.voices)[:16]};"
-                f"rate={RATE_POLICY}")
+                f"rate={RATE_POLICY}{device_suffix(onnx_device(engine_device()))}")
 
     def missing(self, voice: Voice) -> str | None:
         try:

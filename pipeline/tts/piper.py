@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
+from s2sbench.pipeline.device import device_suffix, engine_device, onnx_device, onnx_providers
 from s2sbench.pipeline.manifest import model_file_sha256
 from s2sbench.pipeline.schema import StrictSection
 from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors
@@ -105,7 +106,7 @@ class PiperEngine(TTSEngine):
     def model_version(self, voice: Voice) -> str:
         piper_version = importlib.metadata.version("piper-tts")
         return (f"piper-tts=={piper_version};{_fingerprint(resolve_model(voice.model))};noise={NOISE_VERSION};"
-                f"intra-op-threads={INTRA_OP_THREADS}")
+                f"intra-op-threads={INTRA_OP_THREADS}{device_suffix(onnx_device(engine_device()))}")
 
     def missing(self, voice: Voice) -> str | None:
         try:
@@ -132,7 +133,7 @@ class PiperEngine(TTSEngine):
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = INTRA_OP_THREADS
             options.inter_op_num_threads = 1
-            session = onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+            session = onnxruntime.InferenceSession(graph, options, providers=onnx_providers(engine_device()))
             self._loaded[path] = PiperVoice(session=session, config=PiperConfig.from_dict(config))
         return self._loaded[path]
 

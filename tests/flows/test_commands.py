@@ -1,5 +1,6 @@
 """The commands that do work are thin callers of their flows: every option of the command reaches the flow as a
-parameter it accepts. (The flows themselves run for real in the tests of each command.)"""
+parameter it accepts (`--device` reaches the engines through the environment instead: tests/core/test_device.py).
+The flows themselves run for real in the tests of each command."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ CASES = {
     "eval": [
         (["eval", "--dataset", "org/set@v2", "--model", "m", "--model-arg", "k=1", "--modes", "T->T", "S->T",
           "--out", "o/r.json", "--tasks", "a,b", "--voices", "v", "--limit", "9", "--split", "dev", "--task-file",
-          "t.yaml", "--bootstrap", "7", "--seed", "3", "--requests-per-call", "5"],
+          "t.yaml", "--bootstrap", "7", "--seed", "3", "--requests-per-call", "5", "--device", "cpu"],
          "evaluate:evaluate_flow",
          {"dataset": "org/set@v2", "model": "m", "out_dir": "o", "model_options": {"k": 1}, "modes": ["T->T", "S->T"],
           "tasks": ["a", "b"], "voices": ["v"], "limit": 9, "split": "dev", "task_files": ["t.yaml"], "bootstrap": 7,
@@ -27,10 +28,10 @@ CASES = {
           "requests_per_call": 64, "model_glob": "c/*", "step_pattern": r"s(\d+)", "checkpoint_arg": "path"}),
     ],
     "verify": [
-        (["verify", "b", "--engine", "openai-whisper", "--model", "base", "--device", "cuda", "--compute-type", "float16",
+        (["verify", "b", "--engine", "openai-whisper", "--model", "base", "--device", "cpu", "--compute-type", "float32",
           "--batch-size", "4", "--store", "s", "--out", "o"],
          "verify:verify_flow",
-         {"build_dir": "b", "engine": "openai-whisper", "model": "base", "device": "cuda", "compute_type": "float16",
+         {"build_dir": "b", "engine": "openai-whisper", "model": "base", "device": "cpu", "compute_type": "float32",
           "batch_size": 4, "store": "s", "out_dir": "o"}),
     ],
     "publish": [

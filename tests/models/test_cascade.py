@@ -76,6 +76,13 @@ def test_the_cascade_takes_the_gates_transcript_of_a_build_and_scores_the_same(r
                            EvalOptions(tasks={STORY_TASK: BuildDir(real_build.root).read_report().task_config(STORY_TASK)}))
     assert sum(calls) == 4 and cascade.transcripts_reused == 4
     assert _scores(from_build.out_dir) == _scores(from_folder.out_dir) and len(_scores(from_build.out_dir)) == 8
+    assert from_build.file.model.device == "cpu"
+
+
+def test_the_cascade_says_where_each_part_runs(fake_gpu, tiny_gpt2_dir):
+    on_gpu = get_adapter("cascade", asr_model="tiny.en", lm="hf-causal", model=str(tiny_gpt2_dir))
+    assert fake_gpu == [("cuda", "float16")]  # --device unset: auto finds the (faked) GPU
+    assert on_gpu.runs_on() == "ASR cuda, LM cpu"  # this torch has no CUDA, so the LM stays on the CPU
 
 
 def _scores(out_dir) -> list:
