@@ -295,7 +295,9 @@ class _Evaluation:
             candidates=tuple(row.candidates), right=row.label, context_audio=context_audio, candidate_audio=candidate_audio,
         )  # fmt: skip
 
-    def run_chunk(self, rows: Sequence[DatasetRow], where_of: Sequence[str]) -> None:
+    def run_chunk(self, rows: Sequence[DatasetRow], where_of: Sequence[str]) -> bool:
+        """Score the rows' requests that neither the cache nor this run holds; whether there were any (rows read back
+        from the cache, or whose text-only scores another voice's row gave, cost nothing)."""
         pending: dict[str, list[tuple[_TaskRun, DatasetRow, str, list[str], str]]] = {}
         queued: set[str] = set()
         for row, where in zip(rows, where_of):
@@ -318,6 +320,7 @@ class _Evaluation:
                     queued.add(keys[0])
         for mode, entries in pending.items():
             self._score(mode, entries)
+        return bool(pending)
 
     def _score(self, mode: str, entries: list[tuple[_TaskRun, DatasetRow, str, list[str], str]]) -> None:
         requests, owners = [], []
@@ -390,8 +393,8 @@ def evaluate(
                 rows, where = chosen.part.rows.select(chosen.indices), chosen.part.where
                 for start in range(0, len(rows), options.chunk_rows):
                     chunk = list(iter_rows(rows, where, start, start + options.chunk_rows, options.chunk_rows))
-                    evaluation.run_chunk([row for _, row in chunk], [f"{where} row {chosen.indices[n]}" for n, _ in chunk])
-                    progress.advance(_part_name(chosen), len(chunk))
+                    scored = evaluation.run_chunk([row for _, row in chunk], [f"{where} row {chosen.indices[n]}" for n, _ in chunk])
+                    (progress.advance if scored else progress.found_done)(_part_name(chosen), len(chunk))
                     reporter.tick()
             reporter.close()
         finally:

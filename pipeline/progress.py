@@ -106,6 +106,15 @@ class Progress:
     def advance(self, part: str, units: int) -> None:
         self.set(part, self.done[part] + units)
 
+    def found_done(self, part: str, units: int) -> None:
+        """``units`` that cost this run nothing (a resumed eval's scores in its cache): counted as done at its start,
+        so the rate and the ETA are of the work the run does, not inflated by what it only read back."""
+        before = self.done[part]
+        self.advance(part, units)
+        counted = self.done[part] - before
+        self._done_at_start += counted
+        self._history = deque((at, done + counted) for at, done in self._history)
+
     def snapshot(self) -> ProgressSnapshot:
         now, done = self.clock(), sum(self.done.values())
         self._history.append((now, done))

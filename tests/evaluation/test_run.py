@@ -136,6 +136,21 @@ def test_a_killed_run_resumes_from_the_cache(build_dir, tmp_path, options):
     assert fresh.data["tasks"] == resumed.data["tasks"]
 
 
+def test_rows_read_back_from_the_cache_are_not_this_runs_rate(build_dir, tmp_path, options):
+    """A resumed eval's progress counts the rows whose scores it only read back as done before it started, so its
+    rate and ETA are of the scoring still to do (a whole-set eval resumed at 83% once promised the rest in 20 s)."""
+    one_row_chunks = replace(options, chunk_rows=1)
+    first, again = [], []
+    evaluate(build_dir, ToyAdapter(), ("T->T",), tmp_path, one_row_chunks, on_progress=[first.append])
+    # T->T is scored once per item: the second voice's rows of a story cost nothing either
+    stories = first[-1].parts["demo-stories-en--voice-a/test"][1]
+    assert first[-1].done == first[-1].total and first[-1].done_this_run == stories + len(CHOICES)
+    assert first[-1].per_minute
+    evaluate(build_dir, ToyAdapter(), ("T->T",), tmp_path, one_row_chunks, on_progress=[again.append])
+    assert [snapshot.done for snapshot in again] == [snapshot.done for snapshot in first]
+    assert {(snapshot.done_this_run, snapshot.per_minute, snapshot.eta_s) for snapshot in again} == {(0, None, None)}
+
+
 def test_a_mode_the_model_cannot_score_is_an_error_and_a_language_it_cannot_hear_is_skipped(build_dir, tmp_path, options):
     from s2sbench.evaluation.protocol import ModeError
 
