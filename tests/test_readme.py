@@ -16,7 +16,7 @@ def readme_example() -> str:
 
 def test_the_python_api_example_in_the_readme_runs(tmp_path, monkeypatch, capsys, shared_clip_store):
     monkeypatch.chdir(tmp_path)
-    # the first demo story in the demo task's voices: the shipped tasks' build (tests/core) speaks it too
+    # the first demo story in the demo task's voices: the shipped tasks' build (tests/core, slow) speaks it too
     monkeypatch.setenv("S2SBENCH_CLIP_STORE", str(shared_clip_store))
     exec(compile(readme_example(), str(README), "exec"), {"__name__": "readme_example"})
     printed = capsys.readouterr().out.splitlines()

@@ -1,9 +1,12 @@
-"""Every shipped task file builds: one item of each, with the task's own voices and gate, through the build stages.
+"""Every shipped task file builds: one item of each, from its source through its candidate construction, and (marked
+slow, in ``make test-all``) with the task's own voices and gate through the synthesis and verification stages.
 
 "A new language is one YAML file" holds only while every file in ``data/tasks`` still builds. Shipped sources (the
 demo files) are used as they are; licensed ones (Story Cloze CSVs, XStoryCloze TSVs, CMMLU) are not in the repo, so
 one tiny file in each source's real format is written and the task's source pointed at it. A task whose loader or
-language has no fixture text here fails with what to add: the test is generic over the folder.
+language has no fixture text here fails with what to add: the test is generic over the folder. The default run
+speaks every engine elsewhere (tests/tts, tests/verify, the real build of tests/real_build.py, the README example);
+speaking every task in every voice here costs more than three minutes of a worker, so that part is slow.
 """
 
 from __future__ import annotations
@@ -123,16 +126,35 @@ def build_tasks(tasks: list[TaskConfig], out: Path) -> tuple[BuildReport, dict[s
         return assemble_build(build, built, ITEMS_PER_TASK), failed
 
 
+def shipped_tasks(folder: Path) -> list[TaskConfig]:
+    return [with_fixture_sources(load_task(path), folder / "sources") for path in sorted(TASKS_DIR.glob("*.yaml"))]
+
+
 @pytest.fixture(scope="module")
-def shipped_build(tmp_path_factory, shared_clip_store):
-    folder = tmp_path_factory.mktemp("shipped-tasks")
-    tasks = [with_fixture_sources(load_task(path), folder / "sources") for path in sorted(TASKS_DIR.glob("*.yaml"))]
-    with pytest.MonkeyPatch.context() as patch:
-        # the README example (tests/test_readme.py) speaks the first demo story in the same voices
-        patch.setenv("S2SBENCH_CLIP_STORE", str(shared_clip_store))
+def shipped_items(tmp_path_factory):
+    """Every shipped task's first item, prepared into one build folder as a build prepares them (nothing spoken)."""
+    from s2sbench.pipeline.build import build_session, prepare_items
+
+    folder = tmp_path_factory.mktemp("shipped-items")
+    tasks = shipped_tasks(folder)
+    with pytest.MonkeyPatch.context() as patch, build_session(folder / "build", tasks, ITEMS_PER_TASK, ITEMS_PER_TASK, seed=0) as build:
         # sCMMLU lists the LLM rewriter after the rules: it must be configured to load the task, but the fixture
         # question is one the rules take, so nothing is sent (an unreachable address would fail the test loudly)
         patch.setenv("S2SBENCH_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+        patch.setenv("S2SBENCH_LLM_MODEL", "not-used")
+        for task in tasks:
+            prepare_items(task, build, ITEMS_PER_TASK)
+    return tasks, folder / "build"
+
+
+@pytest.fixture(scope="module")
+def shipped_build(tmp_path_factory, shared_clip_store):
+    folder = tmp_path_factory.mktemp("shipped-tasks")
+    tasks = shipped_tasks(folder)
+    with pytest.MonkeyPatch.context() as patch:
+        # the README example (tests/test_readme.py) speaks the first demo story in the same voices
+        patch.setenv("S2SBENCH_CLIP_STORE", str(shared_clip_store))
+        patch.setenv("S2SBENCH_LLM_BASE_URL", "http://127.0.0.1:9/v1")  # as in shipped_items
         patch.setenv("S2SBENCH_LLM_MODEL", "not-used")
         started = time.perf_counter()
         report, failed = build_tasks(tasks, folder / "build")
@@ -140,6 +162,19 @@ def shipped_build(tmp_path_factory, shared_clip_store):
     return tasks, folder / "build", report, failed
 
 
+def test_every_shipped_task_makes_its_first_item(shipped_items):
+    from s2sbench.pipeline.builddir import BuildDir
+
+    tasks, out = shipped_items
+    assert {task.name for task in tasks} == {path.stem for path in TASKS_DIR.glob("*.yaml")}
+    for task in tasks:
+        items = BuildDir(out).read_items(task.name)
+        assert len(items) == ITEMS_PER_TASK, task.name
+        assert all(item.context and len(item.candidates) >= 2 and 0 <= item.right < len(item.candidates)
+                   for item in items), task.name  # fmt: skip
+
+
+@pytest.mark.slow
 def test_every_shipped_task_builds_with_each_of_its_voices(shipped_build):
     tasks, _, report, failed = shipped_build
     assert {task.name for task in tasks} == {path.stem for path in TASKS_DIR.glob("*.yaml")}
@@ -157,14 +192,14 @@ def test_every_shipped_task_builds_with_each_of_its_voices(shipped_build):
     assert all(kept_by_language.values()), f"a language with no kept row: {kept_by_language}"
 
 
-def test_a_release_task_builds_the_items_of_its_rows(shipped_build):
+def test_a_release_task_builds_the_items_of_its_rows(shipped_items):
     """Each release task, built from a folder in the published layout, has the items its set's rows say: the
     context, the candidates in row order (a story's right ending first, sCMMLU's A-D), the answer and the uttid."""
     import json
 
     from s2sbench.pipeline.builddir import BuildDir
 
-    tasks, out, _, _ = shipped_build
+    tasks, out = shipped_items
     release_tasks = [task for task in tasks if task.source.loader == "s2sbench-release"]
     assert {task.name for task in release_tasks} == {"sstorycloze-release", "zh-sstorycloze-release", "scmmlu-release"}
     for task in release_tasks:
@@ -191,6 +226,7 @@ def test_each_language_has_more_than_one_real_voice():
         assert len(speakers) > 1, f"language {language}: the shipped tasks name only one speaker ({sorted(voices)})"
 
 
+@pytest.mark.slow
 def test_every_clip_was_checked_by_its_tasks_gate(shipped_build):
     from s2sbench.pipeline.builddir import BuildDir
 
