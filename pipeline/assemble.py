@@ -16,7 +16,8 @@ from importlib import metadata
 from pathlib import Path
 
 from s2sbench.pipeline.audio import ClipIntegrityError, ClipStore
-from s2sbench.pipeline.build_report import NORMALIZATION_STEPS, BuildReport, Integrity, Normalization, TaskReport, Totals
+from s2sbench.pipeline.build_report import (
+    NORMALIZATION_STEPS, BuildReport, GroupLoss, Integrity, Normalization, TaskReport, Totals)
 from s2sbench.pipeline.builddir import BuildDir, BuildDirError
 from s2sbench.pipeline.configs import DEFAULT_SPLIT, config_name
 from s2sbench.pipeline.costs import CostLedger, RowCost, Stopwatch, cost_table
@@ -39,15 +40,36 @@ def _package_version(name: str) -> str:
         return "not installed"
 
 
+def losses_by_subject(items: list[Item], voices: int, rows: list[BuildRow], drops: list[Drop]) -> dict[str, GroupLoss]:
+    """The gate's loss per subject of items that have one (``meta["subject"]``); empty when none has."""
+    subject_of = {item.id: item.meta["subject"] for item in items if item.meta.get("subject")}
+    if not subject_of:
+        return {}
+    items_in, kept, dropped = Counter(subject_of.values()), Counter(), {}
+    for row in rows:
+        kept[subject_of.get(row.item.id, "")] += 1
+    for drop in drops:
+        reasons = dropped.setdefault(subject_of.get(drop.item_id, ""), Counter())
+        reasons[drop.reason.code] += 1
+    return {subject: GroupLoss(items=items_in[subject], rows_in=items_in[subject] * voices, kept=kept[subject],
+                               dropped=sum(dropped.get(subject, {}).values()), drop_reasons=dict(dropped.get(subject, {})))
+            for subject in sorted(items_in)}  # fmt: skip
+
+
 def task_report(*, config: TaskConfig | None, language: str, version: int, voices: list[str], load: LoadReport | None,
-                items_in: int, pairs_in: int, load_drops: list[Drop], rows: list[BuildRow], drops: list[Drop]) -> TaskReport:
-    """The counts of one task: what came in, what was kept, what was dropped and why (by reason code)."""
+                items: list[Item], load_drops: list[Drop], rows: list[BuildRow], drops: list[Drop],
+                pairs_in: int | None = None) -> TaskReport:
+    """The counts of one task: what came in (``pairs_in``: item x voice pairs, every item in every voice unless
+    given), what was kept, what was dropped and why (by reason code, and per subject where the items have one)."""
+    items_in = len(items)
+    pairs_in = items_in * len(voices) if pairs_in is None else pairs_in
     return TaskReport(
         config=config, language=language, version=version, voices=voices, items=load,
         source_rows_dropped=len(load_drops), items_in=items_in, item_voice_pairs_in=pairs_in, kept=len(rows),
         dropped=len(drops), drop_reasons=dict(Counter(drop.reason.code for drop in drops)),
         clips_kept=sum(len(row.clips) for row in rows),
         clips_unverified=sum(1 for row in rows for check in row.checks.values() if check.status == "unverified"),
+        by_subject=losses_by_subject(items, len(voices), rows, drops),
     )  # fmt: skip
 
 
@@ -169,8 +191,7 @@ def assemble_build(out: BuildDir | Path, tasks: list[TaskConfig], shard_size: in
         all_drops.extend(load_drops + drops)
         reports[task.name] = task_report(
             config=task, language=task.language, version=task.version, voices=task.voices,
-            load=build.read_load_report(task.name), items_in=len(items), pairs_in=pairs_in, load_drops=load_drops,
-            rows=rows, drops=drops,
+            load=build.read_load_report(task.name), items=items, load_drops=load_drops, rows=rows, drops=drops,
         )  # fmt: skip
     integrity = restore_clips([row for rows in rows_by_task.values() for row in rows], store)
     voices = {voice: get_voice(voice) for voice in sorted({v for task in tasks for v in task.voices})}

@@ -40,6 +40,30 @@ NORMALIZATION_STEPS = {
 }
 
 
+class GroupLoss(Record):
+    """What the gate cost one group of a task's items (a CMMLU subject): item x voice rows in, kept, dropped and why."""
+
+    items: int
+    rows_in: int
+    kept: int
+    dropped: int
+    drop_reasons: dict[str, int]
+
+    @property
+    def kept_share(self) -> float:
+        return self.kept / self.rows_in if self.rows_in else 1.0
+
+
+def mix_distance(shares_in: dict[str, int], shares_out: dict[str, int]) -> float:
+    """Total variation distance between two mixes of counts per group: the share of the second set that would have
+    to change group to have the first set's mix (0: the same mix; 1: no group in common)."""
+    total_in, total_out = sum(shares_in.values()), sum(shares_out.values())
+    if not total_in or not total_out:
+        return 0.0 if total_in == total_out else 1.0
+    groups = set(shares_in) | set(shares_out)
+    return sum(abs(shares_in.get(g, 0) / total_in - shares_out.get(g, 0) / total_out) for g in groups) / 2
+
+
 class TaskReport(Record):
     """One task of a build: its settings (``config``; None for an import, which has no task file) and counts."""
 
@@ -56,6 +80,34 @@ class TaskReport(Record):
     drop_reasons: dict[str, int]  # speak-stage drops by reason code
     clips_kept: int
     clips_unverified: int
+    # by the items' subject (CMMLU): the gate's loss per subject, so a reader sees which part of the test it thinned
+    by_subject: dict[str, GroupLoss] = {}
+
+    @property
+    def subject_mix_distance(self) -> float | None:
+        """How far the kept rows' subject mix is from the text set's (:func:`mix_distance`); None without subjects."""
+        if not self.by_subject:
+            return None
+        return mix_distance({name: group.rows_in for name, group in self.by_subject.items()},
+                            {name: group.kept for name, group in self.by_subject.items()})
+
+    def subject_loss_rows(self) -> list[list[object]]:
+        """Per subject, most thinned first: subject, items, rows in, kept, kept share, dropped by reason."""
+        order = sorted(self.by_subject.items(), key=lambda pair: (pair[1].kept_share, pair[0]))
+        return [[name, g.items, g.rows_in, g.kept, f"{g.kept_share:.0%}",
+                 ", ".join(f"{code} {count}" for code, count in sorted(g.drop_reasons.items())) or "-"]
+                for name, g in order]  # fmt: skip
+
+    def subject_mix_line(self) -> str:
+        """One line: how far the spoken set's subject mix is from the text set's, and the subject that lost most."""
+        distance = self.subject_mix_distance
+        if distance is None:
+            return ""
+        name, worst = min(self.by_subject.items(), key=lambda pair: (pair[1].kept_share, pair[0]))
+        return (f"The spoken set's subject mix is {distance:.1%} from the text set's (total variation distance: the "
+                f"share of its rows that would have to change subject to match); "
+                f"{sum(g.dropped > 0 for g in self.by_subject.values())} of {len(self.by_subject)} subjects lost rows "
+                f"at the gate, most of all {name} ({worst.kept} of {worst.rows_in} rows kept).")
 
 
 class Totals(Record):

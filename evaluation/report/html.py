@@ -199,6 +199,18 @@ def _costs_table(costs) -> str:
               f"Machine: {_e(costs.machine)}. {_e(costs.note)}.</p>")  # fmt: skip
 
 
+def _subject_losses(report) -> str:
+    """Per task with subjects (sCMMLU): what the gate cost each subject, and how far the mix moved."""
+    parts = []
+    for task, entry in report.tasks.items():
+        if entry.by_subject:
+            parts.append(f"<h3 id='subjects-{_e(task)}'>What the gate cost each subject of {_e(task)}</h3>"
+                         f"<p class='note'>{_e(entry.subject_mix_line())}</p>"
+                         + _table(["subject", "items", "item x voice", "kept", "kept %", "dropped (why)"],
+                                  entry.subject_loss_rows(), f"subjects-{task}"))  # fmt: skip
+    return "".join(parts)
+
+
 def _build_section(audit: BuildAudit) -> str:
     report = audit.report
     counts = [[task, e.language, ", ".join(e.voices), e.items_in, e.item_voice_pairs_in, e.kept, e.dropped,
@@ -226,6 +238,7 @@ def _build_section(audit: BuildAudit) -> str:
                      "(see each clip's reason).</p>")  # fmt: skip
     reasons = plots.drop_reasons(audit.drop_counts)
     parts.append(_plot(reasons, "drop-reasons", "drop reasons") if reasons else "<p>Nothing was rejected or dropped.</p>")
+    parts.append(_subject_losses(report))
     for status, title, total in (("kept", "Kept clips", audit.n_kept_clips),
                                  ("rejected", "Rejected clip attempts", audit.n_rejected_attempts)):  # fmt: skip
         chosen = [s for s in audit.samples if (s.status == "rejected") == (status == "rejected")]

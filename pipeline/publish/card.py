@@ -271,6 +271,8 @@ def render_card(build: BuildDescription, configs: list[HubConfig], features, rep
         unverified=sum(c.status == "unverified" for c in checks), error_rates=error_rate_rows(checks),
         drops=[(task, code, count, build.drop_examples[(task, code)])
                for (task, code), count in sorted(build.drops.items()) if task in used],
+        subject_losses=[(task, build.report.tasks[task]) for task in used
+                        if task in build.report.tasks and build.report.tasks[task].by_subject],
         citations=[CITATIONS["s2sbench"]] + [CITATIONS[key] for key in sorted({t.citation for t in terms.values() if t.citation})],
     )  # fmt: skip
     return str(card)

@@ -278,7 +278,7 @@ def import_original(sets: list[OriginalSet], out_dir: str | Path | BuildDir) -> 
             build.write_items(LoadResult(task, task_items, [], len(task_items), construction))
             reports[task] = task_report(
                 config=None, language=languages[task], version=1, voices=sorted({row.voice for row in rows}), load=None,
-                items_in=len(task_items), pairs_in=len(rows), load_drops=[], rows=rows, drops=[],
+                items=task_items, pairs_in=len(rows), load_drops=[], rows=rows, drops=[],
             )  # fmt: skip
         finish_build(build, reports, rows_by_task, checks, [], {i.id: i for by_id in items.values() for i in by_id.values()},
                      store, Integrity(clips_checked=len(checks)), {}, origin="import-original",

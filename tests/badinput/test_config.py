@@ -211,6 +211,16 @@ def test_a_dry_run_refuses_a_repo_id_the_hub_would_refuse(world, repo_id, messag
     assert not world.out.exists()
 
 
+def test_the_same_dry_run_twice_stages_twice_and_never_writes_into_the_build(world):
+    """A second dry run of the same build into the same folder works; the build (outside --out) is unchanged, which
+    ``world.run`` checks after each command."""
+    for _ in range(2):
+        outcome = world.run("publish", world.real_build.root, "--repo-id", "o/r", "--dry-run", world.out / "repo")
+        assert outcome.code == 0, outcome.err[-2000:]
+        assert f"dry run: the repo folder is in {world.out / 'repo'}" in outcome.out
+    assert (world.out / "repo" / "README.md").is_file() and not (world.real_build.root / "hub-repo").exists()
+
+
 def test_a_voice_file_with_a_key_given_twice(world):
     voices = world.voices("- id: mine\n  engine: espeak-ng\n  language: en\n  engine: piper\n")
     expect(world.run(*build(world, world.task(voices=["mine"]))), 2, f"{voices}: key 'engine' is given twice, on line 2 and on line 4")

@@ -94,7 +94,7 @@ def make_build(out: Path, tone_offset: int = 0) -> Path:
         config = load_task(task).model_copy(update={"voices": list(voices), "speak": ["context", "candidates"],
                                                      "config_per_voice": True}) if speak else None  # fmt: skip
         reports[task] = task_report(config=config, language=language, version=2 if task == "mc-zh" else 1, voices=list(voices),
-                                    load=None, items_in=len(items), pairs_in=len(rows), load_drops=[], rows=rows, drops=[])
+                                    load=None, items=items, pairs_in=len(rows), load_drops=[], rows=rows, drops=[])
     finish_build(build, reports, rows_by_task, checks, [], items_by_id, store, Integrity(clips_checked=len(checks)), {})
     return out
 

@@ -135,3 +135,14 @@ def test_bad_inputs_name_the_path(tmp_path):
     broken.write_text(f'{{"schema_version": {SCHEMA_VERSION}, "model": {{"name": "x"}}}}', encoding="utf-8")
     with pytest.raises(ReportInputError, match="field 'protocol_version': Field required"):
         load_inputs([broken])
+
+
+def test_every_demo_task_has_two_speakers_so_voice_is_a_factor_in_each_languages_results():
+    """The demo's report has a per-voice table for each run; a task with one voice would leave voice out of it."""
+    from s2sbench.flows.demo import DEMO_TASKS
+    from s2sbench.pipeline.tasks import load_task
+    from s2sbench.pipeline.tts.voices import get_voice
+
+    for name in DEMO_TASKS:
+        voices = [get_voice(voice) for voice in load_task(name).voices]
+        assert len({(voice.engine, voice.model, voice.speaker) for voice in voices}) >= 2, name
