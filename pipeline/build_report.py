@@ -91,19 +91,21 @@ class TaskReport(Record):
         return mix_distance({name: group.rows_in for name, group in self.by_subject.items()},
                             {name: group.kept for name, group in self.by_subject.items()})
 
+    def subjects_thinnest_first(self) -> list[tuple[str, GroupLoss]]:
+        return sorted(self.by_subject.items(), key=lambda pair: (pair[1].kept_share, pair[0]))
+
     def subject_loss_rows(self) -> list[list[object]]:
         """Per subject, most thinned first: subject, items, rows in, kept, kept share, dropped by reason."""
-        order = sorted(self.by_subject.items(), key=lambda pair: (pair[1].kept_share, pair[0]))
         return [[name, g.items, g.rows_in, g.kept, f"{g.kept_share:.0%}",
                  ", ".join(f"{code} {count}" for code, count in sorted(g.drop_reasons.items())) or "-"]
-                for name, g in order]  # fmt: skip
+                for name, g in self.subjects_thinnest_first()]  # fmt: skip
 
     def subject_mix_line(self) -> str:
         """One line: how far the spoken set's subject mix is from the text set's, and the subject that lost most."""
         distance = self.subject_mix_distance
         if distance is None:
             return ""
-        name, worst = min(self.by_subject.items(), key=lambda pair: (pair[1].kept_share, pair[0]))
+        name, worst = self.subjects_thinnest_first()[0]
         return (f"The spoken set's subject mix is {distance:.1%} from the text set's (total variation distance: the "
                 f"share of its rows that would have to change subject to match); "
                 f"{sum(g.dropped > 0 for g in self.by_subject.values())} of {len(self.by_subject)} subjects lost rows "

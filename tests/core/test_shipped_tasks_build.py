@@ -130,6 +130,13 @@ def shipped_tasks(folder: Path) -> list[TaskConfig]:
     return [with_fixture_sources(load_task(path), folder / "sources") for path in sorted(TASKS_DIR.glob("*.yaml"))]
 
 
+def configure_unused_llm(patch: pytest.MonkeyPatch) -> None:
+    """sCMMLU lists the LLM rewriter after the rules: it must be configured to load the task, but the fixture
+    question is one the rules take, so nothing is sent (an unreachable address would fail the test loudly)."""
+    patch.setenv("S2SBENCH_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    patch.setenv("S2SBENCH_LLM_MODEL", "not-used")
+
+
 @pytest.fixture(scope="module")
 def shipped_items(tmp_path_factory):
     """Every shipped task's first item, prepared into one build folder as a build prepares them (nothing spoken)."""
@@ -138,10 +145,7 @@ def shipped_items(tmp_path_factory):
     folder = tmp_path_factory.mktemp("shipped-items")
     tasks = shipped_tasks(folder)
     with pytest.MonkeyPatch.context() as patch, build_session(folder / "build", tasks, ITEMS_PER_TASK, ITEMS_PER_TASK, seed=0) as build:
-        # sCMMLU lists the LLM rewriter after the rules: it must be configured to load the task, but the fixture
-        # question is one the rules take, so nothing is sent (an unreachable address would fail the test loudly)
-        patch.setenv("S2SBENCH_LLM_BASE_URL", "http://127.0.0.1:9/v1")
-        patch.setenv("S2SBENCH_LLM_MODEL", "not-used")
+        configure_unused_llm(patch)
         for task in tasks:
             prepare_items(task, build, ITEMS_PER_TASK)
     return tasks, folder / "build"
@@ -154,8 +158,7 @@ def shipped_build(tmp_path_factory, shared_clip_store):
     with pytest.MonkeyPatch.context() as patch:
         # the README example (tests/test_readme.py) speaks the first demo story in the same voices
         patch.setenv("S2SBENCH_CLIP_STORE", str(shared_clip_store))
-        patch.setenv("S2SBENCH_LLM_BASE_URL", "http://127.0.0.1:9/v1")  # as in shipped_items
-        patch.setenv("S2SBENCH_LLM_MODEL", "not-used")
+        configure_unused_llm(patch)
         started = time.perf_counter()
         report, failed = build_tasks(tasks, folder / "build")
     print(f"\nbuilt {len(tasks)} shipped tasks in {time.perf_counter() - started:.1f} s")
