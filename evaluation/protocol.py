@@ -32,8 +32,24 @@ class ModeError(ConfigError):
     """A mode asked for that the model, or the data, cannot give a score for."""
 
 
+#: between a mode and an acoustic condition in a mode's name: ``S->T@babble5`` is S->T on the babble5 config's clips
+CONDITION_MARK = "@"
+
+
+def under_condition(mode: str, condition: str | None) -> str:
+    """The name of ``mode`` scored on the clips of an acoustic condition (``mode`` itself for the clean clips)."""
+    return mode if condition is None else f"{check_mode(mode)}{CONDITION_MARK}{condition}"
+
+
+def split_mode(mode: str) -> tuple[str, str | None]:
+    """(the protocol's mode, the acoustic condition or None) of a mode's name."""
+    base, mark, condition = mode.partition(CONDITION_MARK)
+    return base, (condition if mark else None)
+
+
 def check_mode(mode: str) -> str:
-    if mode not in MODES:
+    base, condition = split_mode(mode)
+    if base not in MODES or condition == "" or (condition is not None and base[0] != "S"):
         raise ConfigError(unknown_name("mode", mode, MODES))
     return mode
 
@@ -56,15 +72,15 @@ def requested_modes(model: str, declared, requested) -> tuple[str, ...]:
 
 
 def context_is_speech(mode: str) -> bool:
-    return check_mode(mode)[0] == "S"
+    return split_mode(check_mode(mode))[0][0] == "S"
 
 
 def continuation_is_speech(mode: str) -> bool:
-    return check_mode(mode)[-1] == "S"
+    return split_mode(check_mode(mode))[0][-1] == "S"
 
 
 def mode_slug(mode: str) -> str:
-    """A file-name-safe form of a mode: ``S->T`` -> ``S-T``."""
+    """A file-name-safe form of a mode: ``S->T`` -> ``S-T``, ``S->T@phone`` -> ``S-T@phone``."""
     return check_mode(mode).replace("->", "-")
 
 

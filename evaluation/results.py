@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from s2sbench.evaluation.protocol import SPEECH_TO_SPEECH, SPEECH_TO_TEXT, TEXT_TO_SPEECH, TEXT_TO_TEXT, mode_slug
+from s2sbench.evaluation.protocol import (
+    SPEECH_TO_SPEECH, SPEECH_TO_TEXT, TEXT_TO_SPEECH, TEXT_TO_TEXT, mode_slug, split_mode)
 from s2sbench.evaluation.results_dir import ResultsDir
 from s2sbench.evaluation.scoring import ItemOutcome, Score, ScoringError, accuracy, chance, outcomes
 from s2sbench.evaluation.stats import BootstrapOptions, Counts, bootstrap_accuracy, degradation, voice_spread
@@ -38,6 +39,18 @@ from s2sbench.pipeline.publish.original_format import (
 
 #: (reference mode, degraded mode): the same continuation, the context as text vs as speech
 DEGRADATION_PAIRS = ((TEXT_TO_TEXT, SPEECH_TO_TEXT), (TEXT_TO_SPEECH, SPEECH_TO_SPEECH))
+
+
+def degradation_pairs(modes) -> list[tuple[str, str]]:
+    """The (reference, degraded) pairs among ``modes``: text vs speech context, and for each acoustic condition its
+    mode against the text context and against the clean speech (``T->T`` and ``S->T`` vs ``S->T@phone``)."""
+    pairs = [(reference, mode) for reference, mode in DEGRADATION_PAIRS if reference in modes and mode in modes]
+    for mode in modes:
+        base, condition = split_mode(mode)
+        if condition is not None:
+            pairs += [(reference, mode) for reference, speech in DEGRADATION_PAIRS if speech == base and reference in modes]
+            pairs += [(base, mode)] if base in modes else []
+    return pairs
 
 
 def _counts(items: list[ItemOutcome], item_ids: list[str], rule: str) -> Counts:
@@ -108,9 +121,7 @@ def summarize_task(
         by_mode = {mode: outcomes(scores, normalization) for mode, scores in scores_by_mode.items()}
         for mode, items in by_mode.items():
             modes.setdefault(mode, {})[normalization] = _mode_summary(items, item_ids, rules, n_candidates, boot)
-        for reference_mode, mode in DEGRADATION_PAIRS:
-            if reference_mode not in by_mode or mode not in by_mode:
-                continue
+        for reference_mode, mode in degradation_pairs(by_mode):
             for rule in rules:
                 found = degradation(
                     reference_mode,

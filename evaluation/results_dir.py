@@ -97,6 +97,16 @@ class DegradationEntry(Record):
     mcnemar: McNemarTest
 
 
+class ConditionResult(Record):
+    """An acoustic condition of a task as scored: its parameters and the gate ASR's mean error rate on the scored
+    rows' context clips under it and clean (none for data without transcripts)."""
+
+    parameters: dict
+    asr_metric: str
+    asr_error_rate: float | None
+    clean_asr_error_rate: float | None
+
+
 class TaskResults(Record):
     version: int
     language: str
@@ -104,8 +114,9 @@ class TaskResults(Record):
     templates: dict[str, str]  # mode -> template
     n_items: int
     n_candidates: int
-    modes: dict[str, dict[str, NormalizationSummary]]  # mode -> normalization -> summary
+    modes: dict[str, dict[str, NormalizationSummary]]  # mode -> normalization -> summary ("S->T@phone": a condition)
     degradation: list[DegradationEntry]
+    conditions: dict[str, ConditionResult] = {}  # acoustic condition -> its parameters and the ASR's error rates
 
     def accuracy(self, mode: str, normalization: str = "token", rule: str | None = None) -> Accuracy:
         return self.modes[mode][normalization].rule(rule or self.rules[0])

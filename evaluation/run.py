@@ -32,7 +32,9 @@ from s2sbench.evaluation.protocol import (
     context_is_speech,
     continuation_is_speech,
     requested_modes,
+    split_mode,
     template_for,
+    under_condition,
 )
 from s2sbench.evaluation.results import OriginalSets, sample_lines, summarize_task, write_jsonl, write_original
 from s2sbench.evaluation.tables import write_tables
@@ -135,19 +137,28 @@ def _decode(value: AudioValue | None, where: str, heard: dict[str, str] | None =
     return Audio(samples=samples, sample_rate_hz=rate, heard=heard or {})
 
 
-def gate_transcripts(data: EvalDataset) -> dict[tuple[str, str, str], dict[str, str]]:
-    """(task, item id, voice) -> {ASR model id: transcript} of each context clip the build's gate passed, for an
-    adapter that runs the same ASR model (the cascade); none for data that is not a build folder."""
+Heard = dict[tuple[str, str, str, str | None], dict[str, str]]
+
+
+def gate_transcripts(data: EvalDataset) -> Heard:
+    """(task, item id, voice, condition) -> {ASR model id: transcript} of each context clip the build's gate passed,
+    and of each one the gate's ASR heard under an acoustic condition, for an adapter that runs the same ASR model
+    (the cascade); none for data that is not a build folder."""
     from s2sbench.pipeline.builddir import BuildDir
     from s2sbench.pipeline.records import Role
 
     if data.kind != "build":
         return {}
-    heard = {}
-    for row in BuildDir(data.location).read_manifest():
+    heard: Heard = {}
+    build = BuildDir(data.location)
+    for row in build.read_manifest():
         check = row.checks.get(Role.context())
         if check is not None and check.status == "passed" and check.transcript:
-            heard[(row.item.task, row.item.id, row.voice)] = {check.asr_model: check.transcript}
+            heard[(row.item.task, row.item.id, row.voice, None)] = {check.asr_model: check.transcript}
+    for entry in build.read_conditioned():
+        check = entry.checks.get(Role.context())
+        if check is not None and check.error_rate is not None:  # transcribed (a silent clip may not be)
+            heard[(entry.task, entry.item_id, entry.voice, entry.condition)] = {check.asr_model: check.transcript}
     return heard
 
 
@@ -233,13 +244,16 @@ def check_speech_continuations(modes: tuple[str, ...], tasks: Mapping[str, TaskR
 class _Evaluation:
     def __init__(self, adapter: ModelAdapter, modes: tuple[str, ...], cache: ScoreCache, options: EvalOptions,
                  configs: dict[str, TaskConfig], selected: SelectedRows,
-                 heard: dict[tuple[str, str, str], dict[str, str]] | None = None):  # fmt: skip
+                 heard: Heard | None = None):  # fmt: skip
         self.adapter, self.modes, self.cache, self.options = adapter, modes, cache, options
         self.heard = heard or {}  # see gate_transcripts
+        # (task, condition) -> the gate ASR's error rates of the scored rows' context clips, and its metric
+        self.asr_rates: dict[tuple[str, str | None], list[float]] = {}
+        self.asr_metric: dict[tuple[str, str | None], str] = {}
         self.revision = options.revision or adapter.model_id
         self.skipped: list[Skipped] = []
         self.n_scored = self.n_cached = 0
-        self.rows_seen: dict[tuple[str, str, str], str] = {}  # (task, item, voice) -> where it was read
+        self.rows_seen: dict[tuple[str, str, str, str | None], str] = {}  # (task, item, voice, condition) -> where read
         self.tasks = {name: self._task(name, configs[name], entry) for name, entry in selected.tasks.items()}
 
     def _task(self, name: str, config: TaskConfig, rows: TaskRows) -> _TaskRun:
@@ -287,7 +301,7 @@ class _Evaluation:
         context_audio = candidate_audio = None
         if context_is_speech(mode):
             context_audio = _decode(row.context_audio, f"{where}: field 'context_audio'",
-                                    self.heard.get((row.task, row.item_id, row.voice)))
+                                    self.heard.get((row.task, row.item_id, row.voice, split_mode(mode)[1])))
         if continuation_is_speech(mode):
             candidate_audio = tuple(_decode(c, f"{where}: field 'candidate_audio[{k}]'") for k, c in enumerate(row.candidate_audio))
         return EvalItem(
@@ -295,18 +309,24 @@ class _Evaluation:
             candidates=tuple(row.candidates), right=row.label, context_audio=context_audio, candidate_audio=candidate_audio,
         )  # fmt: skip
 
-    def run_chunk(self, rows: Sequence[DatasetRow], where_of: Sequence[str]) -> bool:
+    def run_chunk(self, rows: Sequence[DatasetRow], where_of: Sequence[str], condition: str | None = None) -> bool:
         """Score the rows' requests that neither the cache nor this run holds; whether there were any (rows read back
-        from the cache, or whose text-only scores another voice's row gave, cost nothing)."""
+        from the cache, or whose text-only scores another voice's row gave, cost nothing). Rows of an acoustic
+        ``condition`` are scored in the modes that hear the context, each named for the condition (``S->T@phone``)."""
         pending: dict[str, list[tuple[_TaskRun, DatasetRow, str, list[str], str]]] = {}
         queued: set[str] = set()
         for row, where in zip(rows, where_of):
-            first = self.rows_seen.setdefault((row.task, row.item_id, row.voice), where)
+            first = self.rows_seen.setdefault((row.task, row.item_id, row.voice, condition), where)
             if first != where:
                 raise DatasetError(f"{where}: item '{row.item_id}' with voice '{row.voice}' repeats {first}")
             run = self.tasks[row.task]
+            if row.context_error_rate is not None:
+                self.asr_rates.setdefault((row.task, condition), []).append(row.context_error_rate)
+                self.asr_metric[(row.task, condition)] = row.context_metric
             audio = _AudioHashes(row)
-            for mode in run.modes:
+            modes = run.modes if condition is None else [under_condition(m, condition) for m in run.modes if context_is_speech(m)]
+            for mode in modes:
+                run.scores.setdefault(mode, {})
                 voice = row.voice if (context_is_speech(mode) or continuation_is_speech(mode)) else ""
                 keys = [self._key(run, mode, row, voice, k, audio) for k in range(len(row.candidates))]
                 if keys[0] in run.scores[mode] or keys[0] in queued:
@@ -393,7 +413,8 @@ def evaluate(
                 rows, where = chosen.part.rows.select(chosen.indices), chosen.part.where
                 for start in range(0, len(rows), options.chunk_rows):
                     chunk = list(iter_rows(rows, where, start, start + options.chunk_rows, options.chunk_rows))
-                    scored = evaluation.run_chunk([row for _, row in chunk], [f"{where} row {chosen.indices[n]}" for n, _ in chunk])
+                    scored = evaluation.run_chunk([row for _, row in chunk], [f"{where} row {chosen.indices[n]}" for n, _ in chunk],
+                                                  chosen.condition)  # fmt: skip
                     (progress.advance if scored else progress.found_done)(_part_name(chosen), len(chunk))
                     reporter.tick()
             reporter.close()
@@ -413,6 +434,23 @@ def _part_sizes(selected: SelectedRows) -> dict[str, int]:
     return sizes
 
 
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _condition_entries(evaluation: _Evaluation, task: str, config: TaskConfig, by_mode: Mapping[str, list]) -> dict:
+    """Per acoustic condition scored: its parameters (from the task file) and what the gate's ASR heard of the
+    scored rows' context clips under it and clean (how hard the condition is for ASR, beside the model's accuracy)."""
+    declared = {condition.name: condition.parameters() for condition in config.conditions}
+    scored = dict.fromkeys(split_mode(mode)[1] for mode in by_mode if split_mode(mode)[1] is not None)
+    clean = _mean(evaluation.asr_rates.get((task, None), []))
+    return {condition: {"parameters": declared.get(condition, {}),
+                        "asr_metric": evaluation.asr_metric.get((task, condition), "none"),
+                        "asr_error_rate": _mean(evaluation.asr_rates.get((task, condition), [])),
+                        "clean_asr_error_rate": clean}
+            for condition in scored}  # fmt: skip
+
+
 def _report(data: EvalDataset, selected: SelectedRows, out: ResultsDir, adapter: ModelAdapter, evaluation: _Evaluation,
             options: EvalOptions) -> Results:  # fmt: skip
     tasks: dict[str, dict] = {}
@@ -430,11 +468,13 @@ def _report(data: EvalDataset, selected: SelectedRows, out: ResultsDir, adapter:
             "rules": list(rules),
             "templates": {mode: template_for(run.config.templates, mode) for mode in by_mode},
             **summarize_task(by_mode, rules, options.normalizations, options.bootstrap),
+            "conditions": _condition_entries(evaluation, name, run.config, by_mode),
         }
         sets = OriginalSets(tuple(selected.tasks[name].voices), selected.positions)
         for mode, scores in by_mode.items():
             samples.extend(sample_lines(scores, rules[0], options.normalizations))
-            write_original(out, mode, scores, sets, options.step, options.checkpoint_index, label)
+            if split_mode(mode)[1] is None:  # the original layout has clean speech only
+                write_original(out, mode, scores, sets, options.step, options.checkpoint_index, label)
     file = ResultsFile.model_validate({
         "protocol_version": PROTOCOL_VERSION,
         "model": {"name": adapter.name, "kind": adapter.kind, "model_id": adapter.model_id, "revision": evaluation.revision,

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from s2sbench.evaluation.sources import DatasetSourceError, EvalDataset, Part
+from s2sbench.pipeline.configs import config_condition
 from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.publish.original_format import set_positions
 
@@ -41,6 +42,7 @@ class TaskRows:
 class SelectedPart:
     part: Part
     indices: tuple[int, ...]  # the part's rows to score
+    condition: str | None = None  # the acoustic condition its clips are under (None: clean)
 
 
 @dataclass(frozen=True)
@@ -78,8 +80,15 @@ def select_rows(data: EvalDataset, selection: Selection = Selection()) -> Select
     kept = {task: set(list(items)[: selection.limit]) for task, items in order.items()}
     tasks: dict[str, TaskRows] = {}
     parts = []
+    clean_rows = []
     for part in data.parts:
         indices = []
+        conditions = {config_condition(part.config, task) for task, *_ in columns[part.where]}
+        if len(conditions) > 1:
+            raise DatasetSourceError(f"{part.where}: rows of several tasks in a config named for one condition")
+        condition = next(iter(conditions), None)
+        if condition is None:
+            clean_rows.extend(columns[part.where])
         for index, (task, voice, item_id, language, clips) in enumerate(columns[part.where]):
             if item_id not in kept.get(task, ()) or (selection.voices and voice not in selection.voices):
                 continue
@@ -88,8 +97,9 @@ def select_rows(data: EvalDataset, selection: Selection = Selection()) -> Select
             entry.voices[voice] = entry.items[item_id] = None
             entry.candidate_audio = entry.candidate_audio or clips > 0
         if indices:
-            parts.append(SelectedPart(part, tuple(indices)))
+            parts.append(SelectedPart(part, tuple(indices), condition))
     if not parts:
         raise DatasetSourceError(f"{data.location}: the selection holds no rows")
-    positions = set_positions((task, voice, item_id) for task, voice, item_id, _, _ in every_row)
+    # a row's place in its set (the original layout's uttid) is the clean row's; a condition repeats the rows
+    positions = set_positions((task, voice, item_id) for task, voice, item_id, _, _ in clean_rows)
     return SelectedRows(tuple(parts), tasks, positions)

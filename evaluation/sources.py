@@ -61,9 +61,11 @@ class EvalDataset:
 
 
 def config_is_selected(name: str, tasks: Sequence[str], voices: Sequence[str]) -> bool:
-    """Whether a config named the way s2sbench names them (``<task>``, ``<task>--<voice>``) can hold selected rows."""
-    task, _, voice = name.partition("--")
-    return (not tasks or task in tasks) and (not voice or not voices or voice in voices)
+    """Whether a config named the way s2sbench names them (``<task>``, ``<task>-<condition>``, either with
+    ``--<voice>``) can hold selected rows."""
+    head, _, voice = name.partition("--")
+    task_ok = not tasks or any(head == task or head.startswith(f"{task}-") for task in tasks)
+    return task_ok and (not voice or not voices or voice in voices)
 
 
 def _selected(index: list[ConfigEntry], tasks: Sequence[str], voices: Sequence[str], where: str) -> list[ConfigEntry]:

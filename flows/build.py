@@ -12,7 +12,8 @@ from prefect.futures import PrefectWrappedFuture
 
 from s2sbench.flows.stages import names, progress_artifact, stage, whole
 from s2sbench.pipeline.assemble import assemble_build
-from s2sbench.pipeline.build import DEFAULT_SHARD_SIZE, build_session, prepare_items, shard_items, speak_shard
+from s2sbench.pipeline.build import (
+    DEFAULT_SHARD_SIZE, build_session, condition_shard, prepare_items, shard_items, speak_shard)
 from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.progress import DEFAULT_INTERVAL_S, BuildProgress, ProgressReporter
@@ -32,6 +33,16 @@ def _speak_run_name(parameters: dict) -> str:
 @stage("speak-shard", _speak_run_name, retries=2, retry_delay_seconds=[1, 5])
 def speak_shard_task(task_config: TaskConfig, items, shard: int, out_dir: Path, store_root: Path | None, seed: int):
     return speak_shard(task_config, items, shard, out_dir, store_root, seed)
+
+
+def _condition_run_name(parameters: dict) -> str:
+    config = parameters["task_config"]
+    return f"conditions {config.name} shard {parameters['shard']:05d} ({names([c.name for c in config.conditions])})"
+
+
+@stage("condition-shard", _condition_run_name, retries=2, retry_delay_seconds=[1, 5])
+def condition_shard_task(task_config: TaskConfig, shard: int, out_dir: Path, shard_size: int, store_root: Path | None):
+    return condition_shard(task_config, shard, out_dir, shard_size, store_root)
 
 
 @stage("assemble", "assemble {out_dir}")
@@ -117,6 +128,11 @@ def build_flow(
             summary = future.result()
             synthesized += summary.synthesized
             remade += summary.remade
+        # after every shard is spoken: a babble condition mixes clips of the whole task
+        derived = [condition_shard_task.submit(whole(config), index, build.root, shard_size, store)
+                   for config in configs if config.conditions for index in range(len(chunks[config.name]))]  # fmt: skip
+        conditioned = sum(future.result() for future in derived)
         report = assemble_task(whole(configs), build.root, shard_size, store)
     create_markdown_artifact(markdown=report_markdown(report), key="build-report", description="s2sbench build report")
-    return {**report.model_dump(mode="json"), "this_run": {"clips_synthesized": synthesized, "clips_remade": remade}}
+    return {**report.model_dump(mode="json"), "this_run": {"clips_synthesized": synthesized, "clips_remade": remade,
+                                                          "condition_clips_derived": conditioned}}

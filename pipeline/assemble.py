@@ -17,13 +17,13 @@ from pathlib import Path
 
 from s2sbench.pipeline.audio import ClipIntegrityError, ClipStore
 from s2sbench.pipeline.build_report import (
-    NORMALIZATION_STEPS, BuildReport, GroupLoss, Integrity, Normalization, TaskReport, Totals)
+    NORMALIZATION_STEPS, BuildReport, ConditionSummary, GroupLoss, Integrity, Normalization, TaskReport, Totals)
 from s2sbench.pipeline.builddir import BuildDir, BuildDirError
 from s2sbench.pipeline.configs import DEFAULT_SPLIT, config_name
 from s2sbench.pipeline.costs import CostLedger, RowCost, Stopwatch, cost_table
-from s2sbench.pipeline.dataset import AudioValue, dataset_row, make_split
+from s2sbench.pipeline.dataset import AudioValue, conditioned_dataset_row, dataset_row, make_split
 from s2sbench.pipeline.device import devices_named
-from s2sbench.pipeline.records import BuildRow, ClipCheck, Drop, Item
+from s2sbench.pipeline.records import BuildRow, ClipCheck, ConditionedRow, Drop, Item, Role
 from s2sbench.pipeline.sources import LoadReport
 from s2sbench.pipeline.task_config import TaskConfig
 from s2sbench.pipeline.tts.base import Voice
@@ -99,9 +99,11 @@ def restore_clips(rows: list[BuildRow], store: ClipStore) -> Integrity:
     return Integrity(clips_checked=sum(len(row.clips) for row in rows), clips_remade=remade)
 
 
-def make_dataset(rows_by_task: dict[str, list[BuildRow]], store: ClipStore, configs: dict[str, TaskConfig | None]):
+def make_dataset(rows_by_task: dict[str, list[BuildRow]], store: ClipStore, configs: dict[str, TaskConfig | None],
+                 conditioned: list[ConditionedRow] = ()):  # fmt: skip
     """The configs of the kept rows (name -> ``DatasetDict`` of the task's split), in task order: one per task, or
-    per voice when its task file sets ``config_per_voice``; the audio is the store's (checked) files, embedded."""
+    per voice when its task file sets ``config_per_voice``, then the same under each of the task's conditions; the
+    audio is the store's (checked) files, embedded."""
     import datasets
 
     def audio_of(clip) -> AudioValue:
@@ -114,24 +116,65 @@ def make_dataset(rows_by_task: dict[str, list[BuildRow]], store: ClipStore, conf
         config = configs.get(task)
         split = (config.source.split if config else None) or DEFAULT_SPLIT
         per_voice = bool(config and config.config_per_voice)
-        for voice in list(dict.fromkeys(row.voice for row in rows)) if per_voice else [None]:
-            chosen = [row for row in rows if voice is None or row.voice == voice]
-            out[config_name(task, voice)] = datasets.DatasetDict({split: make_split([dataset_row(row, audio_of) for row in chosen])})
+        under = {}
+        for entry in conditioned:
+            if entry.task == task:
+                under.setdefault(entry.condition, {})[entry.id] = entry
+        for condition in [None, *under]:
+            for voice in list(dict.fromkeys(row.voice for row in rows)) if per_voice else [None]:
+                chosen = [row for row in rows if voice is None or row.voice == voice]
+                made = [dataset_row(row, audio_of) if condition is None else
+                        conditioned_dataset_row(row, under[condition][row.id], audio_of) for row in chosen]  # fmt: skip
+                out[config_name(task, voice, condition)] = datasets.DatasetDict({split: make_split(made)})
     return out
+
+
+def read_conditioned(build: BuildDir, task: TaskConfig, rows: list[BuildRow]) -> list[ConditionedRow]:
+    """Every kept row of ``task`` under each of its conditions, from the condition stage's files; a row missing
+    there means that stage has not finished."""
+    found = []
+    for condition in task.conditions:
+        by_row = {entry.id: entry for entry in build.read_condition_rows(task.name, condition.name, condition.parameters())}
+        missing = [row.id for row in rows if row.id not in by_row]
+        if missing:
+            raise BuildDirError(f"{build.condition_dir(task.name, condition.name, condition.parameters())}: condition "
+                                f"'{condition.name}' lacks {len(missing)} of {len(rows)} kept rows (first: {missing[0]}); "
+                                "run the build again to make them")  # fmt: skip
+        found.extend(by_row[row.id] for row in rows)
+    return found
+
+
+def condition_summaries(task: TaskConfig, rows: list[BuildRow], conditioned: list[ConditionedRow]) -> dict[str, ConditionSummary]:
+    """Per condition of ``task``: its parameters, its clips and the gate ASR's mean error rate on its context clips
+    beside the clean clips' on the same rows."""
+    context = Role.context()
+    clean = [row.checks[context].error_rate for row in rows if context in row.checks]
+    summaries = {}
+    for condition in task.conditions:
+        entries = [entry for entry in conditioned if entry.condition == condition.name]
+        heard = [entry.checks[context] for entry in entries if context in entry.checks]
+        rates = [check.error_rate for check in heard if check.error_rate is not None]
+        summaries[condition.name] = ConditionSummary(
+            parameters=condition.parameters(), rows=len(entries), clips=sum(len(entry.clips) for entry in entries),
+            metric=heard[0].metric if heard else "none", asr_model=heard[0].asr_model if heard else "none",
+            error_rate=sum(rates) / len(rates) if rates else None,
+            clean_error_rate=sum(r for r in clean if r is not None) / len(clean) if clean and None not in clean else None,
+        )  # fmt: skip
+    return summaries
 
 
 def finish_build(build: BuildDir, tasks: dict[str, TaskReport], rows_by_task: dict[str, list[BuildRow]],
                  checks: list[ClipCheck], drops: list[Drop], items_by_id: dict[str, Item], store: ClipStore,
                  integrity: Integrity, voices: dict[str, Voice], *, origin: str = "build",
                  imported_from: list[str] | None = None, row_costs: list[RowCost] | None = None,
-                 started: Stopwatch | None = None) -> BuildReport:
+                 started: Stopwatch | None = None, conditioned: list[ConditionedRow] = ()) -> BuildReport:
     """Write the manifests, the audit, the dataset and the report of kept ``rows_by_task``; returns the report. A
     build passes the costs its shards measured and the ``started`` watch of its assembly, for the cost table."""
     from s2sbench.pipeline.verify import summarize_checks
 
     every_row = [row for rows in rows_by_task.values() for row in rows]
-    build.write_manifests(every_row, checks, drops)
-    build.save_dataset(make_dataset(rows_by_task, store, {task: entry.config for task, entry in tasks.items()}))
+    build.write_manifests(every_row, checks, drops, conditioned)
+    build.save_dataset(make_dataset(rows_by_task, store, {task: entry.config for task, entry in tasks.items()}, conditioned))
     costs = None
     if started is not None:
         assembly = started.spent(clips=sum(len(row.clips) for row in every_row))
@@ -172,6 +215,7 @@ def assemble_build(out: BuildDir | Path, tasks: list[TaskConfig], shard_size: in
     all_drops: list[Drop] = []
     row_costs: list[RowCost] = []
     items_by_id: dict[str, Item] = {}
+    conditioned: list[ConditionedRow] = []
     for task in tasks:
         items = build.read_items(task.name)
         items_by_id.update((item.id, item) for item in items)
@@ -189,11 +233,13 @@ def assemble_build(out: BuildDir | Path, tasks: list[TaskConfig], shard_size: in
         all_checks.extend(check for shard in shards for check in shard.read_checks())
         row_costs.extend(cost for shard in shards for cost in shard.read_costs())
         all_drops.extend(load_drops + drops)
+        under = read_conditioned(build, task, rows)
+        conditioned.extend(under)
         reports[task.name] = task_report(
             config=task, language=task.language, version=task.version, voices=task.voices,
             load=build.read_load_report(task.name), items=items, load_drops=load_drops, rows=rows, drops=drops,
-        )  # fmt: skip
+        ).model_copy(update={"conditions": condition_summaries(task, rows, under)})  # fmt: skip
     integrity = restore_clips([row for rows in rows_by_task.values() for row in rows], store)
     voices = {voice: get_voice(voice) for voice in sorted({v for task in tasks for v in task.voices})}
     return finish_build(build, reports, rows_by_task, all_checks, all_drops, items_by_id, store, integrity, voices,
-                        row_costs=row_costs, started=started)
+                        row_costs=row_costs, started=started, conditioned=conditioned)

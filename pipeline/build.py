@@ -113,6 +113,35 @@ def speak_shard(
     return summary
 
 
+def clean_context_clips(build: BuildDir, task: TaskConfig, shard_size: int) -> list[str]:
+    """The context clips (hashes) of every kept row of ``task``: what a babble condition mixes from."""
+    from s2sbench.pipeline.records import Role
+
+    shards = build.shards(task.name, len(build.read_items(task.name)), shard_size)
+    return [row.clips[Role.context()].audio_sha256 for shard in shards for row in shard.read_rows()
+            if Role.context() in row.clips]  # fmt: skip
+
+
+def condition_shard(task: TaskConfig, shard: int, out: BuildDir | Path, shard_size: int,
+                    store_root: Path | None = None) -> int:  # fmt: skip
+    """Derive the kept rows of one finished shard under each of the task's conditions (after every shard of the
+    task is spoken: babble mixes clips of the whole task); resumable. Returns the clips derived in this call."""
+    from s2sbench.pipeline.asr import get_asr
+    from s2sbench.pipeline.audio import ClipStore
+    from s2sbench.pipeline.conditions import ConditionMaker
+    from s2sbench.pipeline.verify import Verifier
+
+    build = BuildDir.of(out)
+    rows = build.shard(task.name, shard).read_rows()
+    verifier = Verifier(get_asr(task.gate.asr.engine, task.gate.asr.model, **task.gate.asr.options), task.gate, task.language)
+    maker = ConditionMaker(task, ClipStore(store_root), clean_context_clips(build, task, shard_size), verifier)
+    for condition in task.conditions:
+        with build.condition_writer(task.name, condition.name, condition.parameters(), shard) as written:
+            for entry in maker.condition_rows([row for row in rows if row.id not in written], condition):
+                written.write(entry)
+    return maker.made
+
+
 def run_build(tasks: list[TaskConfig], out: BuildDir | Path, *, limit: int | None = None,
               shard_size: int = DEFAULT_SHARD_SIZE, store_root: Path | None = None, seed: int = 0,
               rebuild: bool = False) -> BuildReport:
@@ -122,7 +151,10 @@ def run_build(tasks: list[TaskConfig], out: BuildDir | Path, *, limit: int | Non
 
     with build_session(out, tasks, limit, shard_size, seed, rebuild) as build:
         for task in tasks:
-            for index, shard in enumerate(shard_items(prepare_items(task, build, limit), shard_size)):
+            shards = shard_items(prepare_items(task, build, limit), shard_size)
+            for index, shard in enumerate(shards):
                 summary = speak_shard(task, shard, index, build, store_root, seed)
                 log.info("task %s shard %d: %d kept, %d dropped", task.name, index, summary.rows, summary.dropped)
+            for index in range(len(shards) if task.conditions else 0):
+                condition_shard(task, index, build, shard_size, store_root)
         return assemble_build(build, tasks, shard_size, store_root)

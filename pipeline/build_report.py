@@ -54,6 +54,19 @@ class GroupLoss(Record):
         return self.kept / self.rows_in if self.rows_in else 1.0
 
 
+class ConditionSummary(Record):
+    """One acoustic condition of a task: its parameters, the clips it made, and how hard it is for the gate's ASR
+    (the mean error rate of the context clips against their texts, clean and under the condition: same rows)."""
+
+    parameters: dict
+    rows: int
+    clips: int
+    metric: str
+    asr_model: str
+    error_rate: float | None  # mean over the context clips under the condition
+    clean_error_rate: float | None  # the same rows' clean context clips, as the gate heard them
+
+
 def mix_distance(shares_in: dict[str, int], shares_out: dict[str, int]) -> float:
     """Total variation distance between two mixes of counts per group: the share of the second set that would have
     to change group to have the first set's mix (0: the same mix; 1: no group in common)."""
@@ -82,6 +95,7 @@ class TaskReport(Record):
     clips_unverified: int
     # by the items' subject (CMMLU): the gate's loss per subject, so a reader sees which part of the test it thinned
     by_subject: dict[str, GroupLoss] = {}
+    conditions: dict[str, ConditionSummary] = {}  # by name, in the task file's order
 
     @property
     def subject_mix_distance(self) -> float | None:

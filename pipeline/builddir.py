@@ -7,8 +7,10 @@ evaluation, the report) goes through :class:`BuildDir`; no other code joins path
     .lock                            held (flock) while a build writes the folder
     items/<task>.jsonl               Item            (+ <task>.drops.jsonl Drop, <task>.report.json LoadReport)
     work/<task>/shard-NNNNN/         rows.jsonl BuildRow, checks.jsonl ClipCheck, drops.jsonl Drop, costs.jsonl RowCost, .done
+    work/<task>/conditions/<name>-<parameters hash>/shard-NNNNN.jsonl   ConditionedRow of each kept row of the shard
     manifest.jsonl                   BuildRow of every kept (item, voice)
     clips.jsonl  verification.jsonl  drops.jsonl      Clip, ClipCheck (every attempt), Drop
+    conditions.jsonl                 ConditionedRow of every kept row under every condition of its task
     dataset/                         README.md (the config index) + <config>/, a DatasetDict (DatasetRow) each
     build_report.json                BuildReport
     reverify/<model>/                verification.jsonl + report.json of `s2sbench verify`
@@ -44,10 +46,12 @@ from s2sbench.pipeline.manifest import (
     parse_versioned,
     read_json,
     read_records,
+    stable_hash,
     write_json,
     write_records,
 )
-from s2sbench.pipeline.records import SCHEMA_VERSION, BuildRow, Clip, ClipCheck, Drop, Item, Record, safe_component
+from s2sbench.pipeline.records import (
+    SCHEMA_VERSION, BuildRow, Clip, ClipCheck, ConditionedRow, Drop, Item, Record, safe_component)
 from s2sbench.pipeline.sources import LoadReport, LoadResult
 
 
@@ -160,6 +164,7 @@ class BuildDir:
         self.clips_path = self.root / "clips.jsonl"
         self.verification_path = self.root / "verification.jsonl"
         self.drops_path = self.root / "drops.jsonl"
+        self.conditions_path = self.root / "conditions.jsonl"
         self.dataset_dir = self.root / "dataset"
         self.report_path = self.root / "build_report.json"
         self.reverify_dir = self.root / "reverify"
@@ -189,6 +194,18 @@ class BuildDir:
     def shards(self, task: str, n_items: int, shard_size: int) -> list[Shard]:
         """The shards ``n_items`` items make in shards of ``shard_size`` (at least one, for a task with no items)."""
         return [self.shard(task, index) for index in range(max(1, -(-n_items // shard_size)))]
+
+    def condition_dir(self, task: str, name: str, parameters: dict) -> Path:
+        """Where the rows of ``task`` under a condition are written; other parameters under one name, another folder."""
+        folder = f"{safe_component(name, 'condition name')}-{stable_hash(parameters)[:12]}"
+        return self.work_dir / safe_component(task, "task name") / "conditions" / folder
+
+    def condition_writer(self, task: str, name: str, parameters: dict, shard: int) -> ResumableJsonlWriter:
+        return ResumableJsonlWriter(self.condition_dir(task, name, parameters) / f"shard-{shard:05d}.jsonl", ConditionedRow)
+
+    def read_condition_rows(self, task: str, name: str, parameters: dict) -> list[ConditionedRow]:
+        return [row for path in sorted(self.condition_dir(task, name, parameters).glob("shard-*.jsonl"))
+                for row in read_records(path, ConditionedRow)]  # fmt: skip
 
     def reverify_audit_dir(self, model_slug: str) -> Path:
         return self.reverify_dir / safe_component(model_slug, "ASR model")
@@ -245,7 +262,7 @@ class BuildDir:
 
     def _outputs(self) -> list[Path]:
         return [self.state_path, self.items_dir, self.work_dir, self.manifest_path, self.clips_path,
-                self.verification_path, self.drops_path, self.dataset_dir, self.report_path, self.reverify_dir,
+                self.verification_path, self.drops_path, self.conditions_path, self.dataset_dir, self.report_path, self.reverify_dir,
                 self.hub_repo_dir, *self.root.glob(f".{self.dataset_dir.name}.tmp-*")]  # fmt: skip
 
     def has_build_files(self) -> bool:
@@ -293,11 +310,17 @@ class BuildDir:
             raise NotABuildError(f"{path}: not found; {hint}")
         return path
 
-    def write_manifests(self, rows: list[BuildRow], checks: list[ClipCheck], drops: list[Drop]) -> None:
+    def write_manifests(self, rows: list[BuildRow], checks: list[ClipCheck], drops: list[Drop],
+                        conditioned: list[ConditionedRow] = ()) -> None:  # fmt: skip
         write_records(self.manifest_path, rows)
         write_records(self.clips_path, [clip for row in rows for clip in row.clips.values()])
         write_records(self.verification_path, checks)
         write_records(self.drops_path, drops)
+        write_records(self.conditions_path, list(conditioned))
+
+    def read_conditioned(self) -> list[ConditionedRow]:
+        """Every kept row under every condition (none for a build without conditions, or made before them)."""
+        return read_records(self.conditions_path, ConditionedRow) if self.conditions_path.exists() else []
 
     def read_manifest(self) -> list[BuildRow]:
         return read_records(self._existing(self.manifest_path), BuildRow)

@@ -1,7 +1,7 @@
 """The configs of a dataset and the YAML index that declares them, as the Hugging Face Hub reads it.
 
-A config holds one task (or one task and voice, when the task file sets ``config_per_voice: true``) in the task's
-split (``test`` unless its source has another, such as CMMLU's ``dev``). A build's ``dataset/`` folder and its Hub
+A config holds one task (or one task and voice, when the task file sets ``config_per_voice: true``), clean or under
+one of its acoustic conditions (``<task>-<condition>``), in the task's split (``test`` unless its source has another, such as CMMLU's ``dev``). A build's ``dataset/`` folder and its Hub
 repo carry the same index: a dataset card header (``configs`` with their ``data_files`` and the default config,
 ``dataset_info`` with the features, row counts and sizes), so ``datasets.load_dataset(folder or repo, config,
 split=...)`` reads either, and evaluation reads a build, a Hub copy and a saved folder through the same index.
@@ -22,10 +22,20 @@ class ConfigIndexError(DataError):
     """A dataset card whose header does not declare usable configs; the message names the card and the field."""
 
 
-def config_name(task: str, voice: str | None = None) -> str:
-    """The config (and its folder) of a task, or of a task and one of its voices."""
+def config_name(task: str, voice: str | None = None, condition: str | None = None) -> str:
+    """The config (and its folder) of a task, or of a task and one of its voices; under an acoustic condition,
+    ``<task>-<condition>`` (and ``--<voice>`` after it)."""
     safe_component(task, "dataset column 'task'")
-    return task if voice is None else f"{task}--{safe_component(voice, 'dataset column voice')}"
+    name = task if condition is None else f"{task}-{safe_component(condition, 'condition name')}"
+    return name if voice is None else f"{name}--{safe_component(voice, 'dataset column voice')}"
+
+
+def config_condition(config: str, task: str) -> str | None:
+    """The acoustic condition of a config holding rows of ``task`` (None: the clean clips), from its name."""
+    head = config.partition("--")[0]
+    if head == task or not head.startswith(f"{task}-"):
+        return None
+    return head[len(task) + 1 :]
 
 
 class SplitEntry(Record):

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from s2sbench.pipeline.errors import DataError
-from s2sbench.pipeline.records import BuildRow, Clip, Record, Role
+from s2sbench.pipeline.records import BuildRow, Clip, ConditionedRow, Record, Role
 
 SAMPLE_RATE_HZ = 16000
 
@@ -83,6 +83,20 @@ def dataset_row(row: BuildRow, audio_of: Callable[[Clip], AudioValue]) -> Datase
         verification_status="unverified" if "unverified" in statuses else "passed",
         source_file=item.source.file, source_row=item.source.row,
     )  # fmt: skip
+
+
+def conditioned_dataset_row(row: BuildRow, conditioned: ConditionedRow, audio_of: Callable[[Clip], AudioValue]) -> DatasetRow:
+    """The dataset row of a kept row under a condition: its clips are the condition's, its transcript and error rate
+    what the gate's ASR heard of them; its verification status is the clean clips' (the gate passed those)."""
+    clean = dataset_row(row, audio_of)
+    heard = conditioned.checks.get(Role.context())
+    candidate_roles = [Role.of_candidate(index) for index in range(len(clean.candidates))]
+    return clean.model_copy(update=dict(
+        context_audio=audio_of(conditioned.clips[Role.context()]) if Role.context() in conditioned.clips else None,
+        candidate_audio=[audio_of(conditioned.clips[role]) for role in candidate_roles if role in conditioned.clips],
+        context_transcript=heard.transcript if heard else "", context_error_rate=heard.error_rate if heard else None,
+        context_metric=heard.metric if heard else "none",
+    ))  # fmt: skip
 
 
 def dataset_features():

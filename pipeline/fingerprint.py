@@ -109,7 +109,8 @@ def build_inputs(tasks: list[TaskConfig], limit: int | None, shard_size: int, se
         if task.name in entries:
             raise TaskConfigError(f"{where}: task '{task.name}' is given twice")
         entries[task.name] = TaskInputs(
-            config=task.model_dump(mode="json"), source=source_fingerprint(task),
+            # conditions are made from the kept clips after the rows: adding one resumes the build, it does not redo it
+            config=task.model_dump(mode="json", exclude={"conditions"}), source=source_fingerprint(task),
             voices={voice: get_voice(voice, where=f"{where}: field 'voices'").model_dump(mode="json")
                     for voice in task.voices},
         )  # fmt: skip

@@ -162,6 +162,7 @@ class Clip(Record):
     path: str  # relative to the clip store root
     sample_rate_hz: int
     duration_s: float
+    condition: str = ""  # the acoustic condition it was derived under ("": the clean clip the gate passed)
 
 
 class ClipCheck(Record):
@@ -219,3 +220,16 @@ class Drop(Record):
     voice: str = ""
     stage: Literal["load", "rewrite", "speak"]
     reason: Reason
+
+
+class ConditionedRow(Record):
+    """A kept row's clips under one acoustic condition, and what the gate's ASR heard of each (never a reason to drop
+    the row: how hard the condition is for ASR is reported beside the model's accuracy)."""
+
+    id: str  # the row's id, "<item id>@<voice>" (one file per task and condition)
+    task: str
+    condition: str
+    item_id: str
+    voice: str
+    clips: dict[Role, Clip]
+    checks: dict[Role, ClipCheck]

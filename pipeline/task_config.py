@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from s2sbench.data import DATA_DIR
+from s2sbench.pipeline.conditions import Condition
 from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.languages import LanguageCode, gate_metric
 from s2sbench.pipeline.schema import StrictSection
@@ -139,6 +140,9 @@ class TaskConfig(StrictSection):
     limit: int | None = Field(default=None, ge=1)
     # an item whose context or a candidate is longer is dropped at load (reason ``text_too_long``)
     max_text_chars: int = Field(default=DEFAULT_MAX_TEXT_CHARS, ge=1)
+    # acoustic conditions (pipeline/conditions.py): each kept clip again under noise, a room, a telephone line ...,
+    # a config ``<task>-<name>`` each; they change no clean row, so adding one resumes a finished build
+    conditions: list[Condition] = Field(default_factory=list)
     path: Path | None = Field(default=None, exclude=True)  # the YAML file it was read from
 
     @field_validator("voices")
@@ -150,6 +154,12 @@ class TaskConfig(StrictSection):
     @classmethod
     def _listed_once(cls, value: list[str]) -> list[str]:
         return _unique(value, "value")
+
+    @field_validator("conditions")
+    @classmethod
+    def _conditions_once(cls, value: list) -> list:
+        _unique([condition.name for condition in value], "condition")
+        return value
 
     @field_validator("gate")
     @classmethod

@@ -15,11 +15,14 @@ from pathlib import Path
 
 from s2sbench.evaluation.report import plots
 from s2sbench.evaluation.report.audit import BuildAudit, SampleOptions, load_build
+from s2sbench.evaluation.protocol import split_mode
 from s2sbench.evaluation.report.summary import (
+    CONDITION_HEADER,
     DEGRADATION_NOTE,
     RULE_NOTES,
     ReportInputs,
     accuracy_frame,
+    condition_rows,
     degradation_frame,
     load_inputs,
     percent,
@@ -120,10 +123,22 @@ def _results_sections(inputs: ReportInputs, normalization: str) -> str:
         f"in points. Scores are {_e(normalization)}-normalized.</p>",
         _table(header, rows, "summary-table"),
     ]
-    if not accuracies.empty:
+    conditions = condition_rows(inputs.runs, normalization)
+    if conditions:
+        parts.append("<h2 id='conditions'>Acoustic conditions</h2>")
+        parts.append("<p class='note'>The same rows' clips under each acoustic condition of the task file (a noise, a "
+                     "room, a telephone line, a speaking rate, a level): accuracy, the degradation against the text "
+                     "context and against the clean clips with 95% intervals, and the gate ASR's error rate on the "
+                     "clips clean and under the condition (how hard the condition is for ASR).</p>")
+        parts.append(_table(CONDITION_HEADER, conditions, "condition-table"))
+        parts.append(_plot(plots.accuracy_by_condition(accuracies, normalization), "conditions",
+                           "accuracy per acoustic condition"))  # fmt: skip
+    if not accuracies.empty:  # the conditions have their own plot
+        clean = accuracies[[split_mode(mode)[1] is None for mode in accuracies["mode"]]]
         parts.append("<h2 id='accuracy'>Accuracy by mode</h2>")
-        parts.append(_plot(plots.accuracy_by_mode(accuracies, normalization), "accuracy", "accuracy by mode per task"))
+        parts.append(_plot(plots.accuracy_by_mode(clean, normalization), "accuracy", "accuracy by mode per task"))
     if not gaps.empty:
+        gaps = gaps[[split_mode(mode)[1] is None for mode in gaps["mode"]]]
         parts.append("<h2 id='degradation'>Degradation</h2>")
         parts.append(_plot(plots.degradation_by_task(gaps, normalization), "degradation", "degradation per task"))
     if not voices.empty:

@@ -168,6 +168,18 @@ def accuracy_by_mode(accuracies, normalization: str = "token") -> bytes:
     return png(accuracy_figure(accuracies, normalization))
 
 
+def accuracy_by_condition(accuracies, normalization: str = "token") -> bytes:
+    """Per task, the accuracy of each speech mode clean and under each acoustic condition (x: the condition)."""
+    from s2sbench.evaluation.protocol import split_mode
+
+    frame = accuracies.copy()
+    split = [split_mode(mode) for mode in frame["mode"]]
+    heard = [any(other[0] == base and other[1] is not None for other in split) for base, _ in split]
+    frame = frame[heard]
+    frame["mode"] = [f"{base} {condition or 'clean'}" for base, condition in (split_mode(m) for m in frame["mode"])]
+    return png(accuracy_figure(frame, normalization))
+
+
 def degradation_figure(gaps, normalization: str = "token"):
     """Degradation (reference - mode accuracy, points) per task and gap, one point per run, with its interval and p."""
     frame = gaps[gaps["normalization"] == normalization]

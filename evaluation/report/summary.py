@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from s2sbench.evaluation.protocol import split_mode
 from s2sbench.evaluation.results_dir import ResultsDir, ResultsFile
 from s2sbench.pipeline.errors import DataError
 from s2sbench.pipeline.manifest import DocumentError, atomic_write_text
@@ -311,10 +312,10 @@ def summary_rows(runs: Sequence[Run], normalization: str = "token") -> tuple[lis
     gaps: list[str] = []
     for run in runs:
         for entry in run.results.tasks.values():
-            modes += [m for m in entry.modes if m not in modes]
+            modes += [m for m in entry.modes if m not in modes and split_mode(m)[1] is None]
             for d in entry.degradation:
                 name = _gap_name(d.reference_mode, d.mode)
-                if name not in gaps:
+                if name not in gaps and split_mode(d.mode)[1] is None:  # conditions: condition_rows
                     gaps.append(name)
     header = ["run", "task", "rule", *(f"{m} % [95% CI] (n)" for m in modes)]
     header += [f"{g}: degradation pts [95% CI], relative, McNemar p" for g in gaps]
@@ -340,6 +341,45 @@ def summary_rows(runs: Sequence[Run], normalization: str = "token") -> tuple[lis
     return header, rows
 
 
+CONDITION_HEADER = ["run", "task", "rule", "condition", "parameters", "mode", "accuracy % [95% CI] (n)",
+                    "vs text context: degradation pts [95% CI], McNemar p",
+                    "vs clean speech: degradation pts [95% CI], McNemar p", "ASR error rate % clean -> condition"]
+
+
+def _gap_text(gap) -> str:
+    if gap is None:
+        return "-"
+    return (f"{percent(gap.absolute.value, True)} [{percent(gap.absolute.ci_low, True)}, "
+            f"{percent(gap.absolute.ci_high, True)}], p={p_value_text(gap.mcnemar.p_value)}")  # fmt: skip
+
+
+def condition_rows(runs: Sequence[Run], normalization: str = "token") -> list[list[str]]:
+    """One row per run, task, rule, acoustic condition and mode heard under it (``CONDITION_HEADER``): the accuracy
+    with its interval, the degradation against the text context and against the clean speech, and what the gate's
+    ASR made of the clips clean and under the condition."""
+    rows = []
+    for run in runs:
+        for task, entry in run.results.tasks.items():
+            for mode, by_norm in entry.modes.items():
+                base, condition = split_mode(mode)
+                if condition is None or normalization not in by_norm:
+                    continue
+                about = entry.conditions.get(condition)
+                parameters = ", ".join(f"{k}={v}" for k, v in about.parameters.items()) if about else ""
+                asr = (f"{percent(about.clean_asr_error_rate)} -> {percent(about.asr_error_rate)} ({about.asr_metric})"
+                       if about and about.asr_error_rate is not None else "n/a")  # fmt: skip
+                for rule in entry.rules:
+                    accuracy = by_norm[normalization].rule(rule)
+                    gaps = {d.reference_mode: d for d in entry.degradation
+                            if d.mode == mode and d.rule == rule and d.normalization == normalization}  # fmt: skip
+                    text_reference = next((ref for ref in gaps if ref[0] == "T"), None)
+                    rows.append([run.label, task, rule, condition, parameters, base,
+                                 f"{percent(accuracy.value)} [{percent(accuracy.ci_low)}, {percent(accuracy.ci_high)}] "
+                                 f"({accuracy.n_units})", _gap_text(gaps.get(text_reference)), _gap_text(gaps.get(base)),
+                                 asr])  # fmt: skip
+    return rows
+
+
 def results_markdown(results: object, normalization: str = "token") -> str:
     """The summary of one or more runs as markdown (for a Prefect artifact or a dataset card): per run and task,
     accuracy per mode with its 95% interval and units, the degradations with interval, relative loss and McNemar p,
@@ -355,6 +395,11 @@ def results_markdown(results: object, normalization: str = "token") -> str:
     header, rows = summary_rows(runs, normalization)
     lines += ["", f"Accuracy in % ({normalization}-normalized scores); degradation in points.", ""]
     lines += markdown_table(header, rows)
+    conditions = condition_rows(runs, normalization)
+    if conditions:
+        lines += ["", "### Acoustic conditions", "", "The same rows' clips under each condition of the task file; "
+                  "degradation against the text context and against the clean clips, on the same items.", ""]
+        lines += markdown_table(CONDITION_HEADER, conditions)
     skipped = [(run.label, s) for run in runs for s in run.results.skipped]
     if skipped:
         lines += ["", "Not scored:"]

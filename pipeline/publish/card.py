@@ -15,7 +15,7 @@ from pathlib import Path
 from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.records import ClipCheck
-from s2sbench.pipeline.configs import DEFAULT_SPLIT
+from s2sbench.pipeline.configs import DEFAULT_SPLIT, config_name
 from s2sbench.pipeline.task_config import GateConfig, LicenceConfig, SourceConfig, TaskConfig
 
 TEMPLATE = Path(__file__).with_name("dataset_card.md.j2")
@@ -273,6 +273,8 @@ def render_card(build: BuildDescription, configs: list[HubConfig], features, rep
                for (task, code), count in sorted(build.drops.items()) if task in used],
         subject_losses=[(task, build.report.tasks[task]) for task in used
                         if task in build.report.tasks and build.report.tasks[task].by_subject],
+        conditions=[(task, name, config_name(task, condition=name), summary) for task in used
+                    if task in build.report.tasks for name, summary in build.report.tasks[task].conditions.items()],
         citations=[CITATIONS["s2sbench"]] + [CITATIONS[key] for key in sorted({t.citation for t in terms.values() if t.citation})],
     )  # fmt: skip
     return str(card)

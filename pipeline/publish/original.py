@@ -30,6 +30,7 @@ from pathlib import Path
 from s2sbench.pipeline.assemble import finish_build, task_report
 from s2sbench.pipeline.audio import ClipStore, decode_audio
 from s2sbench.pipeline.build_report import Integrity
+from s2sbench.pipeline.configs import config_condition
 from s2sbench.pipeline.builddir import BuildDir, BuildDirError
 from s2sbench.pipeline.dataset import SAMPLE_RATE_HZ, DatasetRow, iter_rows, undecoded
 from s2sbench.pipeline.errors import ConfigError
@@ -130,14 +131,18 @@ def export_original(build_dir: str | Path | BuildDir, out_dir: str | Path) -> li
     import yaml
 
     build, out_dir = BuildDir.of(build_dir), Path(out_dir)
+    # a set per task (``<task>-<condition>`` under an acoustic condition: a set of its own) and voice
     by_set: dict[tuple[str, str], list[DatasetRow]] = {}
     where_of: dict[tuple[str, str], str] = {}
     for config, splits in build.load_dataset().items():
         for split, table in splits.items():
             where = f"{build.dataset_dir} config '{config}' split '{split}'"
             for _, row in iter_rows(undecoded(table), where):
-                by_set.setdefault((row.task, row.voice), []).append(row)
-                where_of.setdefault((row.task, row.voice), where)
+                condition = config_condition(config, row.task)
+                key = (row.task if condition is None else f"{row.task}-{condition}", row.voice)
+                by_set.setdefault(key, []).append(row)
+                where_of.setdefault(key, where)
+    # the clean configs come first, so a condition's rows take their clean rows' places (and uttids)
     positions = set_positions((row.task, row.voice, row.item_id) for rows in by_set.values() for row in rows)
     sets, config_files, exported = {}, {EVAL_CONFIG: {}}, []
     for (task, voice), rows in by_set.items():

@@ -1,0 +1,314 @@
+"""Acoustic conditions: deterministic transforms of clips that already passed the gate (noise, a room, a telephone
+line, another speaking rate, another level), declared in a task file's ``conditions:`` list.
+
+A condition costs no synthesis: the clean clip is read from the clip store, transformed with a seed drawn from the
+clean clip's hash and the condition's parameters, and stored under its own content key (the clean clip, the
+parameters, the noise it mixed in and the versions of the libraries that made it), so a rebuild gives the same
+bytes and a killed build resumes. The output is neither trimmed nor loudness-normalized again: a condition changes
+what a listener hears, and a gain condition keeps its level (samples beyond full scale clip, as a real channel does).
+
+The signal processing is the maintained libraries' (docs/hand-written.md): audiomentations for coloured noise,
+background noise, measured impulse responses, time stretching (Signalsmith Stretch), the
+telephone band and gain; pyroomacoustics for simulated rooms; torchaudio for the G.711 mu-law codec; soxr for the 8 kHz line.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from contextlib import contextmanager
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+import numpy as np
+from pydantic import Field, field_validator, model_validator
+
+from s2sbench.pipeline.manifest import sha256_file, stable_hash
+from s2sbench.pipeline.records import BuildRow, Clip, ConditionedRow
+from s2sbench.pipeline.schema import StrictSection
+
+if TYPE_CHECKING:  # the task config imports this module for its ``conditions``
+    from s2sbench.pipeline.audio import ClipStore
+    from s2sbench.pipeline.task_config import TaskConfig
+    from s2sbench.pipeline.verify import Verifier
+
+#: Part of every condition clip's key: bump it when this module changes what a condition outputs.
+CONDITIONS_VERSION = 1
+LIBRARIES = ("audiomentations", "pyroomacoustics", "python-stretch", "soxr", "torchaudio", "numpy", "scipy")
+#: clips of other items summed into the babble of one clip: enough voices that no single word stands out
+BABBLE_TALKERS = 4
+TELEPHONE_RATE_HZ = 8000
+TELEPHONE_BAND_HZ = (300.0, 3400.0)  # the ITU-T G.712 pass band of a telephone channel
+#: the simulated room of a reverb condition (metres): a living room, the talker 1 m from the microphone
+ROOM_SIZE_M = (5.0, 4.0, 2.8)
+ROOM_TALKER_M = (2.0, 2.0, 1.5)
+ROOM_MICROPHONE_M = (3.0, 2.0, 1.5)
+AUDIO_FILES = (".wav", ".flac", ".mp3", ".ogg")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.]*(-[A-Za-z0-9_.]+)*")
+
+
+class ConditionError(ValueError):
+    """A condition that cannot be applied (a noise folder with no audio, too few clips for babble)."""
+
+
+class _Condition(StrictSection):
+    name: str  # part of the config name: ``<task>-<name>``
+
+    @field_validator("name")
+    @classmethod
+    def _usable_name(cls, value: str) -> str:
+        if not _NAME.fullmatch(value):
+            raise ValueError(f"'{value}' is not a condition name: letters, digits, '_', '.' and single '-' inside, "
+                             "as in babble5 or phone-8k")  # fmt: skip
+        return value
+
+    def parameters(self) -> dict:
+        """What decides the audio (everything but the name)."""
+        return self.model_dump(mode="json", exclude={"name"})
+
+
+class NoiseCondition(_Condition):
+    type: Literal["noise"]
+    snr_db: float  # speech power over noise power, over the whole clip
+    # white, pink, babble (other clips of the same task summed), or a folder of the user's noise files (MUSAN ...)
+    noise: str = "white"
+
+    @property
+    def noise_folder(self) -> str | None:
+        return None if self.noise in ("white", "pink", "babble") else self.noise
+
+
+class ReverbCondition(_Condition):
+    type: Literal["reverb"]
+    rt60_s: float | None = Field(default=None, gt=0, le=3.0)  # a simulated room with this reverberation time
+    rirs: str | None = None  # or a folder of measured room impulse responses, one drawn per clip
+
+    @model_validator(mode="after")
+    def _one_room(self) -> "ReverbCondition":
+        if (self.rt60_s is None) == (self.rirs is None):
+            raise ValueError("a reverb condition needs exactly one of 'rt60_s' (a simulated room) and 'rirs' (a folder)")
+        return self
+
+
+class TelephoneCondition(_Condition):
+    type: Literal["telephone"]  # 300-3400 Hz at 8 kHz through G.711 mu-law, back to 16 kHz
+
+
+class RateCondition(_Condition):
+    type: Literal["rate"]
+    factor: float = Field(ge=0.5, le=2.0)  # > 1 speaks faster; the pitch is kept
+
+
+class GainCondition(_Condition):
+    type: Literal["gain"]
+    db: float = Field(ge=-60.0, le=40.0)
+
+
+Condition = Annotated[NoiseCondition | ReverbCondition | TelephoneCondition | RateCondition | GainCondition,
+                      Field(discriminator="type")]  # fmt: skip
+
+
+def library_versions() -> dict[str, str]:
+    versions = {}
+    for name in LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+@cache
+def audio_files(folder: str) -> tuple[tuple[str, str], ...]:
+    """(path, SHA-256) of the audio files under ``folder``, sorted: the noises or rooms a condition draws from."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise ConditionError(f"{folder}: not a folder of audio files")
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in AUDIO_FILES)
+    if not files:
+        raise ConditionError(f"{folder}: no audio files ({', '.join(AUDIO_FILES)}) in it")
+    return tuple((str(path), sha256_file(path)) for path in files)
+
+
+@contextmanager
+def seeded(seed: int):
+    """audiomentations draws from the global ``random`` and ``numpy.random``: seed both, restore them after."""
+    saved_random, saved_numpy = random.getstate(), np.random.get_state()
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    try:
+        yield
+    finally:
+        random.setstate(saved_random)
+        np.random.set_state(saved_numpy)
+
+
+def clip_seed(clean_sha256: str, condition: _Condition) -> int:
+    return int(stable_hash({"clean": clean_sha256, "condition": condition.parameters()})[:15], 16)
+
+
+def babble_talkers(clean_sha256: str, pool: Sequence[str], seed: int) -> list[str]:
+    """The clips (hashes, from ``pool``: other items' clean clips) whose sum is the babble under one clip."""
+    others = sorted(set(pool) - {clean_sha256})
+    if len(others) < BABBLE_TALKERS:
+        raise ConditionError(f"babble mixes {BABBLE_TALKERS} other clips of the task, and the task has {len(others)}; "
+                             "use noise: white or pink for so small a build")  # fmt: skip
+    return random.Random(seed).sample(others, BABBLE_TALKERS)
+
+
+def mix_at_snr(clean: np.ndarray, noise: np.ndarray, snr_db: float) -> np.ndarray:
+    from audiomentations.core.utils import calculate_desired_noise_rms, calculate_rms
+
+    noise_rms = calculate_rms(noise)
+    if noise_rms < 1e-9:
+        raise ConditionError("the noise is silent")
+    return (clean + noise * (calculate_desired_noise_rms(calculate_rms(clean), snr_db) / noise_rms)).astype(np.float32)
+
+
+def babble(length: int, talkers: Sequence[np.ndarray], seed: int) -> np.ndarray:
+    """The talkers at one level each, looped to ``length`` from a random offset, summed."""
+    from audiomentations.core.utils import calculate_rms
+
+    rng = np.random.default_rng(seed)
+    total = np.zeros(length, dtype=np.float64)
+    for voice in talkers:
+        looped = np.tile(voice, length // voice.size + 2)
+        start = int(rng.integers(voice.size))
+        total += looped[start : start + length] / max(calculate_rms(voice), 1e-9)
+    return total.astype(np.float32)
+
+
+def _telephone(samples: np.ndarray, rate: int) -> np.ndarray:
+    import torch
+    import torchaudio.functional as F
+    from audiomentations import HighPassFilter, LowPassFilter
+
+    from s2sbench.pipeline.audio import resample
+
+    low, high = TELEPHONE_BAND_HZ
+    narrow = resample(samples, rate, TELEPHONE_RATE_HZ)
+    narrow = HighPassFilter(min_cutoff_freq=low, max_cutoff_freq=low, min_rolloff=24, max_rolloff=24, zero_phase=True,
+                            p=1.0)(narrow, TELEPHONE_RATE_HZ)  # fmt: skip
+    narrow = LowPassFilter(min_cutoff_freq=high, max_cutoff_freq=high, min_rolloff=24, max_rolloff=24, zero_phase=True,
+                           p=1.0)(narrow, TELEPHONE_RATE_HZ)  # fmt: skip
+    narrow = np.clip(narrow, -1.0, 1.0)
+    codec = F.mu_law_decoding(F.mu_law_encoding(torch.from_numpy(narrow.copy()), 256), 256).numpy()
+    return resample(codec.astype(np.float32), TELEPHONE_RATE_HZ, rate)
+
+
+@cache
+def room_impulse_response(rt60_s: float, rate: int) -> np.ndarray:
+    """The impulse response of the reverb conditions' room with this RT60 (pyroomacoustics: image sources to third
+    order, ray tracing for the tail; its random draws seeded from the RT60, so every run gets the same room)."""
+    import pyroomacoustics as pra
+
+    absorption, _ = pra.inverse_sabine(rt60_s, list(ROOM_SIZE_M))
+    # the image-source order Sabine's formula asks for (about 90 at 0.6 s) takes minutes; rays give the tail in 0.3 s
+    room = pra.ShoeBox(list(ROOM_SIZE_M), fs=rate, materials=pra.Material(absorption), max_order=3, ray_tracing=True,
+                       air_absorption=True)  # fmt: skip
+    room.set_ray_tracing(receiver_radius=0.5, n_rays=10000, energy_thres=1e-5)
+    room.add_source(list(ROOM_TALKER_M))
+    room.add_microphone(list(ROOM_MICROPHONE_M))
+    pra.random.seed(int(stable_hash({"rt60_s": rt60_s, "rate": rate})[:7], 16))
+    room.compute_rir()
+    return np.asarray(room.rir[0][0], dtype=np.float64)
+
+
+def _reverberate(samples: np.ndarray, impulse_response: np.ndarray) -> np.ndarray:
+    from scipy.signal import fftconvolve
+
+    wet = fftconvolve(samples.astype(np.float64), impulse_response)
+    # the room's distance attenuation is not the condition: the reverberant clip keeps the clean clip's peak level
+    return (wet * (np.max(np.abs(samples)) / max(np.max(np.abs(wet)), 1e-12))).astype(np.float32)
+
+
+def apply_condition(samples: np.ndarray, rate: int, condition: _Condition, seed: int,
+                    talkers: Sequence[np.ndarray] = ()) -> np.ndarray:  # fmt: skip
+    """``samples`` (float32 mono) under ``condition``, drawn with ``seed``; ``talkers``: the babble's clips."""
+    from audiomentations import AddBackgroundNoise, AddColorNoise, ApplyImpulseResponse, Gain, TimeStretch
+
+    samples = np.asarray(samples, dtype=np.float32)
+    with seeded(seed):
+        if isinstance(condition, NoiseCondition):
+            if condition.noise == "babble":
+                return mix_at_snr(samples, babble(samples.size, talkers, seed), condition.snr_db)
+            if condition.noise_folder is None:
+                decay = {"white": 0.0, "pink": -3.01}[condition.noise]
+                return AddColorNoise(min_snr_db=condition.snr_db, max_snr_db=condition.snr_db, min_f_decay=decay,
+                                     max_f_decay=decay, p_apply_a_weighting=0.0, p=1.0)(samples, rate)  # fmt: skip
+            paths = [path for path, _ in audio_files(condition.noise_folder)]
+            return AddBackgroundNoise(paths, min_snr_db=condition.snr_db, max_snr_db=condition.snr_db, p=1.0)(samples, rate)
+        if isinstance(condition, ReverbCondition):
+            if condition.rt60_s is not None:
+                return _reverberate(samples, room_impulse_response(condition.rt60_s, rate))
+            paths = [path for path, _ in audio_files(condition.rirs)]
+            return ApplyImpulseResponse(paths, leave_length_unchanged=False, p=1.0)(samples, rate)
+        if isinstance(condition, TelephoneCondition):
+            return _telephone(samples, rate)
+        if isinstance(condition, RateCondition):
+            return TimeStretch(min_rate=condition.factor, max_rate=condition.factor, leave_length_unchanged=False,
+                               method="signalsmith_stretch", p=1.0)(samples, rate)  # fmt: skip
+        return Gain(min_gain_db=condition.db, max_gain_db=condition.db, p=1.0)(samples, rate)
+
+
+def condition_key(clean_sha256: str, condition: _Condition, talkers: Sequence[str] = ()) -> str:
+    """The clip store key of ``clean_sha256`` under ``condition``: everything that decides the derived audio."""
+    folder = getattr(condition, "noise_folder", None) or getattr(condition, "rirs", None)
+    return stable_hash({
+        "clean": clean_sha256, "condition": condition.parameters(), "talkers": list(talkers),
+        "files": [sha for _, sha in audio_files(folder)] if folder else [],
+        "version": CONDITIONS_VERSION, "libraries": library_versions(),
+    })  # fmt: skip
+
+
+class ConditionMaker:
+    """Derives the kept clips of one task under its conditions into the clip store, and has the task's gate ASR
+    hear each derived clip once (its verdict is reported, never a reason to drop the row)."""
+
+    def __init__(self, task: TaskConfig, store: ClipStore, pool: Sequence[str], verifier: Verifier | None = None):
+        self.task, self.store = task, store
+        self.pool = sorted(set(pool))  # the clean context clips of the task's kept rows: the babble's talkers
+        self.verifier = verifier
+        self.made = 0  # clips derived by this maker (not found in the store)
+
+    def _resolved(self, condition: _Condition) -> _Condition:
+        """The condition with its folder (noise files, impulse responses) resolved like the task's own paths."""
+        for field in ("noise", "rirs"):
+            folder = getattr(condition, field, None)
+            if folder and (field == "rirs" or condition.noise_folder):
+                return condition.model_copy(update={field: str(self.task.resolve(folder))})
+        return condition
+
+    def derive(self, clip: Clip, condition: _Condition) -> Clip:
+        """``clip`` (a clean clip the gate passed) under ``condition``: from the store if it was made before."""
+        condition = self._resolved(condition)
+        seed = clip_seed(clip.audio_sha256, condition)
+        talkers = babble_talkers(clip.audio_sha256, self.pool, seed) if getattr(condition, "noise", "") == "babble" else []
+        key = condition_key(clip.audio_sha256, condition, talkers)
+        stored = self.store.lookup(key)
+        if stored is None:
+            samples = self.store.load(clip.path, f"clip {clip.item_id} {clip.role}")
+            voices = [self.store.load(self.store.audio_path(sha), f"babble talker {sha[:12]}") for sha in talkers]
+            derived = apply_condition(samples, clip.sample_rate_hz, condition, seed, voices)
+            stored = self.store.put(key, derived, clip.sample_rate_hz, {
+                "condition": condition.model_dump(mode="json"), "clean_audio_sha256": clip.audio_sha256,
+                "talkers": talkers, "seed": seed, "libraries": library_versions()})  # fmt: skip
+            self.made += 1
+        return clip.model_copy(update={"key": key, "audio_sha256": stored.audio_sha256, "path": stored.path,
+                                       "duration_s": stored.duration_s, "condition": condition.name})  # fmt: skip
+
+    def condition_rows(self, rows: Sequence[BuildRow], condition: _Condition) -> list[ConditionedRow]:
+        """``rows`` under ``condition``; the gate's ASR hears their clips in one batch (packed, as the gate's are)."""
+        derived = [{role: self.derive(clip, condition) for role, clip in row.clips.items()} for row in rows]
+        clips = [clip for made in derived for clip in made.values()]
+        heard = {}
+        if self.verifier is not None and clips:
+            audios = [self.store.load(clip.path, f"clip {clip.item_id} {clip.role} ({condition.name})") for clip in clips]
+            heard = {(check.item_id, check.role): check for check in self.verifier.check_batch(clips, audios, attempt=1)}
+        return [ConditionedRow(id=row.id, task=self.task.name, condition=condition.name, item_id=row.item.id,
+                               voice=row.voice, clips=made,
+                               checks={role: heard[(row.item.id, role)] for role in made if (row.item.id, role) in heard})
+                for row, made in zip(rows, derived)]  # fmt: skip
