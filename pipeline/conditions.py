@@ -8,7 +8,7 @@ bytes and a killed build resumes. The output is neither trimmed nor loudness-nor
 what a listener hears, and a gain condition keeps its level (samples beyond full scale clip, as a real channel does).
 
 The signal processing is the maintained libraries' (docs/hand-written.md): audiomentations for coloured noise,
-background noise, measured impulse responses, time stretching (Signalsmith Stretch), the
+time stretching (Signalsmith Stretch), the
 telephone band and gain; pyroomacoustics for simulated rooms; torchaudio for the G.711 mu-law codec; soxr for the 8 kHz line.
 """
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # the task config imports this module for its ``conditions``
 #: Part of every condition clip's key: bump it when this module changes what a condition outputs.
 CONDITIONS_VERSION = 1
 LIBRARIES = ("audiomentations", "pyroomacoustics", "python-stretch", "soxr", "torchaudio", "numpy", "scipy")
-#: clips of other items summed into the babble of one clip: enough voices that no single word stands out
+#: other clips of the task summed into the babble of one clip: enough voices that no single word stands out
 BABBLE_TALKERS = 4
 TELEPHONE_RATE_HZ = 8000
 TELEPHONE_BAND_HZ = (300.0, 3400.0)  # the ITU-T G.712 pass band of a telephone channel
@@ -151,12 +151,13 @@ def clip_seed(clean_sha256: str, condition: _Condition) -> int:
 
 
 def babble_talkers(clean_sha256: str, pool: Sequence[str], seed: int) -> list[str]:
-    """The clips (hashes, from ``pool``: other items' clean clips) whose sum is the babble under one clip."""
+    """The clips (hashes, from ``pool``: the task's other clean context clips) whose sum is the babble under one
+    clip: ``BABBLE_TALKERS`` of them, or all there are in a smaller build."""
     others = sorted(set(pool) - {clean_sha256})
-    if len(others) < BABBLE_TALKERS:
-        raise ConditionError(f"babble mixes {BABBLE_TALKERS} other clips of the task, and the task has {len(others)}; "
-                             "use noise: white or pink for so small a build")  # fmt: skip
-    return random.Random(seed).sample(others, BABBLE_TALKERS)
+    if not others:
+        raise ConditionError("babble mixes other clips of the task, and the task has no other clip; use noise: white "
+                             "or pink for a one-clip build")  # fmt: skip
+    return random.Random(seed).sample(others, min(BABBLE_TALKERS, len(others)))
 
 
 def mix_at_snr(clean: np.ndarray, noise: np.ndarray, snr_db: float) -> np.ndarray:
@@ -217,6 +218,16 @@ def room_impulse_response(rt60_s: float, rate: int) -> np.ndarray:
     return np.asarray(room.rir[0][0], dtype=np.float64)
 
 
+def _drawn_file(folder: str, rate: int, seed: int) -> np.ndarray:
+    """One of the folder's audio files (drawn with the clip's own generator: audiomentations' folder transforms draw
+    from the global ``random``, which other threads of a build also draw from), mono at ``rate``."""
+    from s2sbench.pipeline.audio import decode_audio, resample
+
+    path, _ = random.Random(seed).choice(audio_files(folder))
+    samples, file_rate = decode_audio(Path(path), path)
+    return resample(samples, file_rate, rate) if file_rate != rate else samples
+
+
 def _reverberate(samples: np.ndarray, impulse_response: np.ndarray) -> np.ndarray:
     from scipy.signal import fftconvolve
 
@@ -228,7 +239,7 @@ def _reverberate(samples: np.ndarray, impulse_response: np.ndarray) -> np.ndarra
 def apply_condition(samples: np.ndarray, rate: int, condition: _Condition, seed: int,
                     talkers: Sequence[np.ndarray] = ()) -> np.ndarray:  # fmt: skip
     """``samples`` (float32 mono) under ``condition``, drawn with ``seed``; ``talkers``: the babble's clips."""
-    from audiomentations import AddBackgroundNoise, AddColorNoise, ApplyImpulseResponse, Gain, TimeStretch
+    from audiomentations import AddColorNoise, Gain, TimeStretch
 
     samples = np.asarray(samples, dtype=np.float32)
     with seeded(seed):
@@ -239,13 +250,14 @@ def apply_condition(samples: np.ndarray, rate: int, condition: _Condition, seed:
                 decay = {"white": 0.0, "pink": -3.01}[condition.noise]
                 return AddColorNoise(min_snr_db=condition.snr_db, max_snr_db=condition.snr_db, min_f_decay=decay,
                                      max_f_decay=decay, p_apply_a_weighting=0.0, p=1.0)(samples, rate)  # fmt: skip
-            paths = [path for path, _ in audio_files(condition.noise_folder)]
-            return AddBackgroundNoise(paths, min_snr_db=condition.snr_db, max_snr_db=condition.snr_db, p=1.0)(samples, rate)
+            noise = _drawn_file(condition.noise_folder, rate, seed)
+            start = random.Random(seed).randrange(max(1, noise.size - samples.size))
+            looped = np.tile(noise, samples.size // noise.size + 2)[start : start + samples.size]
+            return mix_at_snr(samples, looped, condition.snr_db)
         if isinstance(condition, ReverbCondition):
             if condition.rt60_s is not None:
                 return _reverberate(samples, room_impulse_response(condition.rt60_s, rate))
-            paths = [path for path, _ in audio_files(condition.rirs)]
-            return ApplyImpulseResponse(paths, leave_length_unchanged=False, p=1.0)(samples, rate)
+            return _reverberate(samples, _drawn_file(condition.rirs, rate, seed))
         if isinstance(condition, TelephoneCondition):
             return _telephone(samples, rate)
         if isinstance(condition, RateCondition):

@@ -58,10 +58,13 @@ def _write_task(folder: Path, conditions: str, file_name: str = TASK) -> Path:
 
 @pytest.fixture(scope="module")
 def condition_build(tmp_path_factory):
+    """The build flow's build (the condition stage runs as its Prefect tasks)."""
+    from s2sbench.flows.build import build_flow
+
     root = tmp_path_factory.mktemp("conditions")
-    task = load_task(str(_write_task(root / "task", CONDITIONS)))
-    report = run_build([task], root / "build", store_root=root / "clips", shard_size=8)
-    return root, task, report
+    path = _write_task(root / "task", CONDITIONS)
+    build_flow(tasks=[str(path)], out_dir=str(root / "build"), store_root=str(root / "clips"), shard_size=8)
+    return root, load_task(str(path)), BuildDir(root / "build").read_report()
 
 
 def _audio(value: dict) -> np.ndarray:
@@ -171,7 +174,9 @@ def test_a_rebuild_gives_the_same_bytes(condition_build, tmp_path):
     assert maker.made == len(conditioned)
 
 
+@pytest.mark.slow
 def test_adding_a_condition_makes_only_its_clips(condition_build, tmp_path):
+    """The same build resumed with one more condition derives that condition's clips only."""
     root, task, _ = condition_build
     out = tmp_path / "build"
     shutil.copytree(root / "build", out)
@@ -188,24 +193,25 @@ def test_adding_a_condition_makes_only_its_clips(condition_build, tmp_path):
 
 def test_eval_and_report_show_each_condition(condition_build, tmp_path):
     """A real cascade (tiny.en's transcripts, a random-weight GPT2) scores S->T on every condition's config; the
-    results and the report give accuracy and the degradation against T->T and against clean S->T, with intervals."""
-    from s2sbench.flows.cli import main
+    results, the markdown and the HTML report give accuracy and the degradation against T->T and against clean S->T,
+    with intervals, and the ASR's error rate per condition (the library calls behind `s2sbench eval` and `report`)."""
+    import s2sbench
+    from s2sbench.evaluation.report.html import write_report
+    from s2sbench.evaluation.report.summary import results_markdown
 
     root, task, _ = condition_build
     lm = save_tiny_gpt2(tmp_path / "gpt2", 1)
-    out = tmp_path / "eval"
-    assert main(["eval", "--dataset", str(root / "build"), "--model", "cascade", "--model-arg", f"lm={lm}",
-                 "--modes", "T->T", "S->T", "--out", str(out), "--bootstrap", "200"]) == 0  # fmt: skip
-    results = json.loads((out / "results.json").read_text(encoding="utf-8"))["tasks"][TASK]
+    results = s2sbench.evaluate(model="cascade", model_args={"lm": str(lm)}, dataset=str(root / "build"),
+                                modes=["T->T", "S->T"], out=str(tmp_path / "eval"), bootstrap=200)  # fmt: skip
+    entry = results.file.tasks[TASK]
     for condition in task.conditions:
         mode = f"S->T@{condition.name}"
-        accuracy = results["modes"][mode]["token"]["pairwise_strict"]
-        assert accuracy["ci_low"] <= accuracy["value"] <= accuracy["ci_high"]
-        against = {entry["reference_mode"] for entry in results["degradation"] if entry["mode"] == mode}
-        assert against == {"T->T", "S->T"}
-        assert results["conditions"][condition.name]["parameters"] == condition.parameters()
-        assert results["conditions"][condition.name]["asr_error_rate"] is not None
-    html = tmp_path / "report.html"
-    assert main(["report", str(out), "--build", str(root / "build"), "--out", str(html)]) == 0
-    page = html.read_text(encoding="utf-8")
-    assert "Acoustic conditions" in page and "S-&gt;T@babble5" in page and "babble5" in page
+        accuracy = entry.accuracy(mode)
+        assert accuracy.ci_low <= accuracy.value <= accuracy.ci_high
+        assert {d.reference_mode for d in entry.degradation if d.mode == mode} == {"T->T", "S->T"}
+        assert entry.conditions[condition.name].parameters == condition.parameters()
+        assert entry.conditions[condition.name].asr_error_rate is not None
+    markdown = results_markdown(results.file)
+    assert "### Acoustic conditions" in markdown and "| babble5 | type=noise, snr_db=5.0, noise=babble | S->T |" in markdown
+    page = write_report([tmp_path / "eval"], tmp_path / "report.html", root / "build").read_text(encoding="utf-8")
+    assert "Acoustic conditions" in page and 'alt="accuracy per acoustic condition"' in page
