@@ -16,7 +16,7 @@ from s2sbench.pipeline.build import (
     DEFAULT_SHARD_SIZE, build_session, condition_shard, prepare_items, shard_items, speak_shard)
 from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.progress import DEFAULT_INTERVAL_S, BuildProgress, ProgressReporter
+from s2sbench.pipeline.progress import DEFAULT_INTERVAL_S, BuildProgress, ConditionProgress, ProgressReporter
 from s2sbench.pipeline.task_config import TaskConfig, override_source
 from s2sbench.pipeline.tasks import load_task
 from s2sbench.pipeline.verify import gate_warning
@@ -129,8 +129,20 @@ def build_flow(
             synthesized += summary.synthesized
             remade += summary.remade
         # after every shard is spoken: a babble condition mixes clips of the whole task
+        with_conditions = [config for config in configs if config.conditions]
+        kept = {config.name: sum(len(shard.read_rows()) for shard in shards[config.name]) for config in with_conditions}
         derived = [condition_shard_task.submit(whole(config), index, build.root, shard_size, store)
-                   for config in configs if config.conditions for index in range(len(chunks[config.name]))]  # fmt: skip
+                   for config in with_conditions for index in range(len(chunks[config.name]))]  # fmt: skip
+        if derived:
+            deriving = ConditionProgress(f"conditions {out_dir}", build, with_conditions, kept)
+            reporter = ProgressReporter(deriving, progress_interval_s,
+                                        [progress_artifact("condition-progress", progress_interval_s)])  # fmt: skip
+            pending = derived
+            while pending:
+                pending = still_running(pending, min(PROGRESS_POLL_S, progress_interval_s))
+                deriving.refresh()
+                reporter.tick()
+            reporter.close()
         conditioned = sum(future.result() for future in derived)
         report = assemble_task(whole(configs), build.root, shard_size, store)
     create_markdown_artifact(markdown=report_markdown(report), key="build-report", description="s2sbench build report")

@@ -208,3 +208,21 @@ class BuildProgress(Progress):
         done, self.clips = self._count()
         for task, rows in done.items():
             self.set(task, rows)
+
+
+class ConditionProgress(Progress):
+    """The condition stage's progress, read from the build folder: kept rows derived under each condition (a part
+    per task and condition: ``<task>-<condition>``), the gate's ASR having heard them."""
+
+    def __init__(self, what: str, build, tasks: list, kept: dict[str, int], **kwargs):
+        self.folders = {f"{task.name}-{condition.name}": build.condition_dir(task.name, condition.name, condition.parameters())
+                        for task in tasks for condition in task.conditions}  # fmt: skip
+        totals = {f"{task.name}-{condition.name}": kept[task.name] for task in tasks for condition in task.conditions}
+        super().__init__(what, totals, done=self._count(), **kwargs)
+
+    def _count(self) -> dict[str, int]:
+        return {part: sum(count_lines(path) for path in folder.glob("shard-*.jsonl")) for part, folder in self.folders.items()}
+
+    def refresh(self) -> None:
+        for part, done in self._count().items():
+            self.set(part, done)

@@ -215,3 +215,14 @@ def test_eval_and_report_show_each_condition(condition_build, tmp_path):
     assert "### Acoustic conditions" in markdown and "| babble5 | type=noise, snr_db=5.0, noise=babble | S->T |" in markdown
     page = write_report([tmp_path / "eval"], tmp_path / "report.html", root / "build").read_text(encoding="utf-8")
     assert "Acoustic conditions" in page and 'alt="accuracy per acoustic condition"' in page
+
+
+def test_the_condition_stage_reports_its_progress_from_the_folder(condition_build):
+    from s2sbench.pipeline.progress import ConditionProgress
+
+    root, task, report = condition_build
+    kept = report.tasks[TASK].kept
+    progress = ConditionProgress("conditions", BuildDir(root / "build"), [task], {TASK: kept})
+    snapshot = progress.snapshot()
+    assert snapshot.parts == {f"{TASK}-{c.name}": (kept, kept) for c in task.conditions}
+    assert snapshot.done_this_run == 0  # a finished stage read back: nothing to do, no rate to promise
