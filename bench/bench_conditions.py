@@ -9,19 +9,16 @@ On the English demo stories' context clips, in this one run against a fresh clip
 Both are this process's CPU time (user + system): the machine's load moves both alike. The gate's ASR on the
 derived clips is not part of the derivation (it costs what the gate costs per clip: bench/README.md's cost table).
 
-Usage:  python bench/bench_conditions.py [--limit N] [--json out.json] [--readme]
+Usage:  python bench/bench_conditions.py [--limit N] [--json out.json]   (`make bench` writes bench/README.md's section)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from s2sbench.pipeline.audio import ClipStore
 from s2sbench.pipeline.conditions import ConditionMaker
@@ -78,7 +75,7 @@ def run(limit: int | None) -> dict:
 
 
 def readme_section(result: dict) -> str:
-    lines = [f"`python bench/bench_conditions.py`: {result['clips']} context clips of the English demo stories "
+    lines = [f"{result['clips']} context clips of the English demo stories "
              f"({result['audio_s']} s of audio), synthesized by {result['voice']} at "
              f"{result['synthesis_cpu_s_per_clip']:.3f} CPU s per clip, then derived under each condition (CPU time "
              "of this process, so the machine's load moves both alike; goal: under 5% of synthesis).", "",
@@ -94,17 +91,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--readme", action="store_true", help="rewrite bench/README.md's condition-cost section")
     args = parser.parse_args()
     result = run(args.limit)
     print(json.dumps(result, indent=1))
     print(readme_section(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    if args.readme:
-        from readme import write_section  # noqa: E402 (bench/ is on the path above)
-
-        write_section("condition-cost", readme_section(result))
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ BENCHES = [
     Bench("orchestration", "Orchestration: memory", "bench_orchestration.py"),
     Bench("allocator", "Allocator: a command's threads on one malloc arena", "bench_allocator.py"),
     Bench("synthesis", "Synthesis", "bench_synthesis.py"),
+    Bench("condition-cost", "Acoustic conditions: deriving one, against synthesizing the same clips", "bench_conditions.py"),
     Bench("scoring", "Scoring", "bench_scoring.py", ["--repeats", "5", "--threads", "1"]),
 ]
 

@@ -62,6 +62,18 @@ def still_running(futures: list[PrefectWrappedFuture], seconds: float) -> list[P
     return [future for future in futures if not future.wrapped_future.done()]
 
 
+def wait_reporting(futures: list[PrefectWrappedFuture], progress, artifact_key: str, interval_s: float) -> None:
+    """Wait for ``futures``, re-reading ``progress`` from the build folder and reporting it (the log line, the bar,
+    the run's ``artifact_key`` artifact) as they go."""
+    reporter = ProgressReporter(progress, interval_s, [progress_artifact(artifact_key, interval_s)])
+    pending = futures
+    while pending:
+        pending = still_running(pending, min(PROGRESS_POLL_S, interval_s))
+        progress.refresh()
+        reporter.tick()
+    reporter.close()
+
+
 def report_markdown(report: BuildReport) -> str:
     lines = ["| task | items in | item x voice | kept | dropped | clips unverified |", "|---|---|---|---|---|---|"]
     for name, entry in report.tasks.items():
@@ -117,13 +129,7 @@ def build_flow(
         progress = BuildProgress(f"build {out_dir}", shards, pairs)  # before the shards start: this run's rate
         futures = [speak_shard_task.submit(whole(config), whole(chunk), index, build.root, store, seed)
                    for config in configs for index, chunk in enumerate(chunks[config.name])]  # fmt: skip
-        reporter = ProgressReporter(progress, progress_interval_s, [progress_artifact("build-progress", progress_interval_s)])
-        pending = futures
-        while pending:
-            pending = still_running(pending, min(PROGRESS_POLL_S, progress_interval_s))
-            progress.refresh()
-            reporter.tick()
-        reporter.close()
+        wait_reporting(futures, progress, "build-progress", progress_interval_s)
         for future in futures:
             summary = future.result()
             synthesized += summary.synthesized
@@ -135,14 +141,7 @@ def build_flow(
                    for config in with_conditions for index in range(len(chunks[config.name]))]  # fmt: skip
         if derived:
             deriving = ConditionProgress(f"conditions {out_dir}", build, with_conditions, kept)
-            reporter = ProgressReporter(deriving, progress_interval_s,
-                                        [progress_artifact("condition-progress", progress_interval_s)])  # fmt: skip
-            pending = derived
-            while pending:
-                pending = still_running(pending, min(PROGRESS_POLL_S, progress_interval_s))
-                deriving.refresh()
-                reporter.tick()
-            reporter.close()
+            wait_reporting(derived, deriving, "condition-progress", progress_interval_s)
         conditioned = sum(future.result() for future in derived)
         report = assemble_task(whole(configs), build.root, shard_size, store)
     create_markdown_artifact(markdown=report_markdown(report), key="build-report", description="s2sbench build report")

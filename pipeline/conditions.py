@@ -313,14 +313,15 @@ class ConditionMaker:
                                        "duration_s": stored.duration_s, "condition": condition.name})  # fmt: skip
 
     def condition_rows(self, rows: Sequence[BuildRow], condition: _Condition) -> list[ConditionedRow]:
-        """``rows`` under ``condition``; the gate's ASR hears their clips in one batch (packed, as the gate's are)."""
+        """``rows`` under ``condition``; the gate's ASR hears their clips in one batch, each check kept with its own clip."""
         derived = [{role: self.derive(clip, condition) for role, clip in row.clips.items()} for row in rows]
         clips = [clip for made in derived for clip in made.values()]
-        heard = {}
+        checks = []
         if self.verifier is not None and clips:
             audios = [self.store.load(clip.path, f"clip {clip.item_id} {clip.role} ({condition.name})") for clip in clips]
-            heard = {(check.item_id, check.role): check for check in self.verifier.check_batch(clips, audios, attempt=1)}
+            checks = self.verifier.check_batch(clips, audios, attempt=1)  # one check per clip, in order
+        heard = iter(checks)
         return [ConditionedRow(id=row.id, task=self.task.name, condition=condition.name, item_id=row.item.id,
                                voice=row.voice, clips=made,
-                               checks={role: heard[(row.item.id, role)] for role in made if (row.item.id, role) in heard})
+                               checks={role: next(heard) for role in made} if checks else {})
                 for row, made in zip(rows, derived)]  # fmt: skip

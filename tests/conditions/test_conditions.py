@@ -226,3 +226,23 @@ def test_the_condition_stage_reports_its_progress_from_the_folder(condition_buil
     snapshot = progress.snapshot()
     assert snapshot.parts == {f"{TASK}-{c.name}": (kept, kept) for c in task.conditions}
     assert snapshot.done_this_run == 0  # a finished stage read back: nothing to do, no rate to promise
+
+
+def test_each_row_keeps_what_the_asr_heard_of_its_own_clips(condition_build):
+    """One item in two voices in one batch: each row's checks are of its own clips (they were once keyed by item)."""
+    from s2sbench.pipeline.asr import get_asr
+    from s2sbench.pipeline.verify import Verifier
+
+    root, task, _ = condition_build
+    row = BuildDir(root / "build").read_manifest()[0]
+    other_clip = row.clips[Role.context()].model_copy(update={"voice": "piper-en-joe-slow"})
+    other = row.model_copy(update={"id": f"{row.item.id}@piper-en-joe-slow", "voice": "piper-en-joe-slow",
+                                   "clips": {Role.context(): other_clip}})  # fmt: skip
+    verifier = Verifier(get_asr("faster-whisper", "tiny.en"), task.gate, task.language)
+    maker = ConditionMaker(task, ClipStore(root / "clips"), [row.clips[Role.context()].audio_sha256], verifier)
+    phone = next(c for c in task.conditions if c.name == "phone")
+    for entry in maker.condition_rows([row, other], phone):
+        check = entry.checks[Role.context()]
+        assert (check.clip_key, check.voice) == (entry.clips[Role.context()].key, entry.voice)
+    for entry in BuildDir(root / "build").read_conditioned():
+        assert all(entry.checks[role].clip_key == clip.key for role, clip in entry.clips.items())
