@@ -99,6 +99,32 @@ def restore_clips(rows: list[BuildRow], store: ClipStore) -> Integrity:
     return Integrity(clips_checked=sum(len(row.clips) for row in rows), clips_remade=remade)
 
 
+def restore_condition_clips(task: TaskConfig, rows: list[BuildRow], conditioned: list[ConditionedRow],
+                            store: ClipStore) -> list[str]:  # fmt: skip
+    """Check every condition clip of ``task`` in the store by its hash; derive damaged or missing ones again from their
+    (restored) clean clips: the same bytes, or an error. Returns what was made again."""
+    from s2sbench.pipeline.conditions import ConditionMaker
+
+    by_id = {row.id: row for row in rows}
+    by_name = {condition.name: condition for condition in task.conditions}
+    maker, remade = None, []
+    for entry in conditioned:
+        for role, clip in entry.clips.items():
+            if store.intact(clip.audio_sha256):
+                continue
+            maker = maker or ConditionMaker(task, store, [row.clips[Role.context()].audio_sha256 for row in rows
+                                                          if Role.context() in row.clips])  # fmt: skip
+            again = maker.derive(by_id[entry.id].clips[role], by_name[entry.condition])
+            if again.audio_sha256 != clip.audio_sha256:
+                raise ClipIntegrityError(f"row {entry.id} {role} under '{entry.condition}': the clip store's copy is gone "
+                                         f"and deriving it again gave other audio ({again.audio_sha256[:12]} instead of "
+                                         f"{clip.audio_sha256[:12]}); build again with --rebuild")  # fmt: skip
+            remade.append(f"{entry.id} {role} ({entry.condition}): missing or damaged in the store, derived again")
+            log.warning("condition clip %s of row %s (%s) was missing or damaged in the clip store %s; derived it again",
+                        role, entry.id, entry.condition, store.root)  # fmt: skip
+    return remade
+
+
 def make_dataset(rows_by_task: dict[str, list[BuildRow]], store: ClipStore, configs: dict[str, TaskConfig | None],
                  conditioned: list[ConditionedRow] = ()):  # fmt: skip
     """The configs of the kept rows (name -> ``DatasetDict`` of the task's split), in task order: one per task, or
@@ -240,6 +266,10 @@ def assemble_build(out: BuildDir | Path, tasks: list[TaskConfig], shard_size: in
             load=build.read_load_report(task.name), items=items, load_drops=load_drops, rows=rows, drops=drops,
         ).model_copy(update={"conditions": condition_summaries(task, rows, under)})  # fmt: skip
     integrity = restore_clips([row for rows in rows_by_task.values() for row in rows], store)
+    remade = [line for task in tasks if task.conditions for line in
+              restore_condition_clips(task, rows_by_task[task.name], [e for e in conditioned if e.task == task.name], store)]
+    integrity = integrity.model_copy(update={"clips_checked": integrity.clips_checked + sum(len(e.clips) for e in conditioned),
+                                             "clips_remade": integrity.clips_remade + remade})  # fmt: skip
     voices = {voice: get_voice(voice) for voice in sorted({v for task in tasks for v in task.voices})}
     return finish_build(build, reports, rows_by_task, all_checks, all_drops, items_by_id, store, integrity, voices,
                         row_costs=row_costs, started=started, conditioned=conditioned)

@@ -246,3 +246,16 @@ def test_each_row_keeps_what_the_asr_heard_of_its_own_clips(condition_build):
         assert (check.clip_key, check.voice) == (entry.clips[Role.context()].key, entry.voice)
     for entry in BuildDir(root / "build").read_conditioned():
         assert all(entry.checks[role].clip_key == clip.key for role, clip in entry.clips.items())
+
+
+def test_assembly_derives_a_lost_condition_clip_again(condition_build, tmp_path):
+    """A condition clip gone from the store is derived again, byte for byte, when the build is resumed."""
+    root, task, _ = condition_build
+    out, store = tmp_path / "build", tmp_path / "clips"
+    shutil.copytree(root / "build", out)
+    shutil.copytree(root / "clips", store)
+    lost = BuildDir(out).read_conditioned()[0]
+    ClipStore(store).abspath(lost.clips[Role.context()].path).unlink()
+    report = run_build([task], out, store_root=store, shard_size=8)
+    assert any(lost.id in line and lost.condition in line for line in report.integrity.clips_remade)
+    assert ClipStore(store).intact(lost.clips[Role.context()].audio_sha256)
