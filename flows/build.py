@@ -13,7 +13,8 @@ from prefect.futures import PrefectWrappedFuture
 from s2sbench.flows.stages import names, progress_artifact, stage, whole
 from s2sbench.pipeline.assemble import assemble_build
 from s2sbench.pipeline.build import (
-    DEFAULT_SHARD_SIZE, build_session, condition_shard, prepare_items, shard_items, speak_shard)
+    DEFAULT_SHARD_SIZE, build_session, condition_shard, kept_rows, prepare_items, shard_items, speak_shard)
+from s2sbench.pipeline.conditions import context_clips
 from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.errors import ConfigError
 from s2sbench.pipeline.progress import DEFAULT_INTERVAL_S, BuildProgress, ConditionProgress, ProgressReporter
@@ -41,8 +42,8 @@ def _condition_run_name(parameters: dict) -> str:
 
 
 @stage("condition-shard", _condition_run_name, retries=2, retry_delay_seconds=[1, 5])
-def condition_shard_task(task_config: TaskConfig, shard: int, out_dir: Path, shard_size: int, store_root: Path | None):
-    return condition_shard(task_config, shard, out_dir, shard_size, store_root)
+def condition_shard_task(task_config: TaskConfig, shard: int, out_dir: Path, pool: list[str], store_root: Path | None):
+    return condition_shard(task_config, shard, out_dir, pool, store_root)
 
 
 @stage("assemble", "assemble {out_dir}")
@@ -136,11 +137,13 @@ def build_flow(
             remade += summary.remade
         # after every shard is spoken: a babble condition mixes clips of the whole task
         with_conditions = [config for config in configs if config.conditions]
-        kept = {config.name: sum(len(shard.read_rows()) for shard in shards[config.name]) for config in with_conditions}
-        derived = [condition_shard_task.submit(whole(config), index, build.root, shard_size, store)
+        rows = {config.name: kept_rows(build, config, shard_size) for config in with_conditions}
+        pools = {name: whole(context_clips(kept)) for name, kept in rows.items()}  # read once, not once per shard
+        derived = [condition_shard_task.submit(whole(config), index, build.root, pools[config.name], store)
                    for config in with_conditions for index in range(len(chunks[config.name]))]  # fmt: skip
         if derived:
-            deriving = ConditionProgress(f"conditions {out_dir}", build, with_conditions, kept)
+            deriving = ConditionProgress(f"conditions {out_dir}", build, with_conditions,
+                                         {name: len(kept) for name, kept in rows.items()})  # fmt: skip
             wait_reporting(derived, deriving, "condition-progress", progress_interval_s)
         conditioned = sum(future.result() for future in derived)
         report = assemble_task(whole(configs), build.root, shard_size, store)

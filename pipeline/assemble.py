@@ -103,7 +103,7 @@ def restore_condition_clips(task: TaskConfig, rows: list[BuildRow], conditioned:
                             store: ClipStore) -> list[str]:  # fmt: skip
     """Check every condition clip of ``task`` in the store by its hash; derive damaged or missing ones again from their
     (restored) clean clips: the same bytes, or an error. Returns what was made again."""
-    from s2sbench.pipeline.conditions import ConditionMaker
+    from s2sbench.pipeline.conditions import ConditionMaker, context_clips
 
     by_id = {row.id: row for row in rows}
     by_name = {condition.name: condition for condition in task.conditions}
@@ -112,8 +112,7 @@ def restore_condition_clips(task: TaskConfig, rows: list[BuildRow], conditioned:
         for role, clip in entry.clips.items():
             if store.intact(clip.audio_sha256):
                 continue
-            maker = maker or ConditionMaker(task, store, [row.clips[Role.context()].audio_sha256 for row in rows
-                                                          if Role.context() in row.clips])  # fmt: skip
+            maker = maker or ConditionMaker(task, store, context_clips(rows))
             again = maker.derive(by_id[entry.id].clips[role], by_name[entry.condition])
             if again.audio_sha256 != clip.audio_sha256:
                 raise ClipIntegrityError(f"row {entry.id} {role} under '{entry.condition}': the clip store's copy is gone "
@@ -184,7 +183,7 @@ def condition_summaries(task: TaskConfig, rows: list[BuildRow], conditioned: lis
             parameters=condition.parameters(), rows=len(entries), clips=sum(len(entry.clips) for entry in entries),
             metric=heard[0].metric if heard else "none", asr_model=heard[0].asr_model if heard else "none",
             error_rate=sum(rates) / len(rates) if rates else None,
-            clean_error_rate=sum(r for r in clean if r is not None) / len(clean) if clean and None not in clean else None,
+            clean_error_rate=sum(clean) / len(clean) if clean and None not in clean else None,
         )  # fmt: skip
     return summaries
 

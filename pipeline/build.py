@@ -113,19 +113,16 @@ def speak_shard(
     return summary
 
 
-def clean_context_clips(build: BuildDir, task: TaskConfig, shard_size: int) -> list[str]:
-    """The context clips (hashes) of every kept row of ``task``: what a babble condition mixes from."""
-    from s2sbench.pipeline.records import Role
-
-    shards = build.shards(task.name, len(build.read_items(task.name)), shard_size)
-    return [row.clips[Role.context()].audio_sha256 for shard in shards for row in shard.read_rows()
-            if Role.context() in row.clips]  # fmt: skip
+def kept_rows(build: BuildDir, task: TaskConfig, shard_size: int) -> list[BuildRow]:
+    """Every kept row of ``task``, from its finished shards."""
+    return [row for shard in build.shards(task.name, len(build.read_items(task.name)), shard_size) for row in shard.read_rows()]
 
 
-def condition_shard(task: TaskConfig, shard: int, out: BuildDir | Path, shard_size: int,
+def condition_shard(task: TaskConfig, shard: int, out: BuildDir | Path, pool: list[str],
                     store_root: Path | None = None) -> int:  # fmt: skip
-    """Derive the kept rows of one finished shard under each of the task's conditions (after every shard of the
-    task is spoken: babble mixes clips of the whole task); resumable. Returns the clips derived in this call."""
+    """Derive the kept rows of one finished shard under each of the task's conditions; resumable. ``pool``: the
+    context clips of the whole task (:func:`~s2sbench.pipeline.conditions.context_clips` of :func:`kept_rows`, read
+    once, after every shard is spoken), what a babble condition mixes from. Returns the clips derived in this call."""
     from s2sbench.pipeline.asr import get_asr
     from s2sbench.pipeline.audio import ClipStore
     from s2sbench.pipeline.conditions import ConditionMaker
@@ -134,7 +131,7 @@ def condition_shard(task: TaskConfig, shard: int, out: BuildDir | Path, shard_si
     build = BuildDir.of(out)
     rows = build.shard(task.name, shard).read_rows()
     verifier = Verifier(get_asr(task.gate.asr.engine, task.gate.asr.model, **task.gate.asr.options), task.gate, task.language)
-    maker = ConditionMaker(task, ClipStore(store_root), clean_context_clips(build, task, shard_size), verifier)
+    maker = ConditionMaker(task, ClipStore(store_root), pool, verifier)
     for condition in task.conditions:
         with build.condition_writer(task.name, condition.name, condition.parameters(), shard) as written:
             for entry in maker.condition_rows([row for row in rows if row.id not in written], condition):
@@ -148,6 +145,7 @@ def run_build(tasks: list[TaskConfig], out: BuildDir | Path, *, limit: int | Non
     """Build ``tasks`` into ``out`` here, one shard after the other (the build flow runs the same stages with
     Prefect, shards in parallel); resumes a killed build of the same inputs."""
     from s2sbench.pipeline.assemble import assemble_build
+    from s2sbench.pipeline.conditions import context_clips
 
     with build_session(out, tasks, limit, shard_size, seed, rebuild) as build:
         for task in tasks:
@@ -155,6 +153,8 @@ def run_build(tasks: list[TaskConfig], out: BuildDir | Path, *, limit: int | Non
             for index, shard in enumerate(shards):
                 summary = speak_shard(task, shard, index, build, store_root, seed)
                 log.info("task %s shard %d: %d kept, %d dropped", task.name, index, summary.rows, summary.dropped)
-            for index in range(len(shards) if task.conditions else 0):
-                condition_shard(task, index, build, shard_size, store_root)
+            if task.conditions:
+                pool = context_clips(kept_rows(build, task, shard_size))
+                for index in range(len(shards)):
+                    condition_shard(task, index, build, pool, store_root)
         return assemble_build(build, tasks, shard_size, store_root)

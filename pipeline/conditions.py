@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from functools import cache
 from importlib import metadata
@@ -27,7 +27,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from s2sbench.pipeline.manifest import sha256_file, stable_hash
-from s2sbench.pipeline.records import BuildRow, Clip, ConditionedRow
+from s2sbench.pipeline.records import BuildRow, Clip, ConditionedRow, Role
 from s2sbench.pipeline.schema import StrictSection
 
 if TYPE_CHECKING:  # the task config imports this module for its ``conditions``
@@ -69,6 +69,15 @@ class _Condition(StrictSection):
         """What decides the audio (everything but the name)."""
         return self.model_dump(mode="json", exclude={"name"})
 
+    @property
+    def folder_field(self) -> str | None:
+        """The key naming a folder of files this condition draws from (noise, impulse responses), if it has one."""
+        return None
+
+    @property
+    def folder(self) -> str | None:
+        return getattr(self, self.folder_field) if self.folder_field else None
+
 
 class NoiseCondition(_Condition):
     type: Literal["noise"]
@@ -77,14 +86,18 @@ class NoiseCondition(_Condition):
     noise: str = "white"
 
     @property
-    def noise_folder(self) -> str | None:
-        return None if self.noise in ("white", "pink", "babble") else self.noise
+    def folder_field(self) -> str | None:
+        return None if self.noise in ("white", "pink", "babble") else "noise"
 
 
 class ReverbCondition(_Condition):
     type: Literal["reverb"]
     rt60_s: float | None = Field(default=None, gt=0, le=3.0)  # a simulated room with this reverberation time
     rirs: str | None = None  # or a folder of measured room impulse responses, one drawn per clip
+
+    @property
+    def folder_field(self) -> str | None:
+        return "rirs" if self.rirs is not None else None
 
     @model_validator(mode="after")
     def _one_room(self) -> "ReverbCondition":
@@ -246,18 +259,18 @@ def apply_condition(samples: np.ndarray, rate: int, condition: _Condition, seed:
         if isinstance(condition, NoiseCondition):
             if condition.noise == "babble":
                 return mix_at_snr(samples, babble(samples.size, talkers, seed), condition.snr_db)
-            if condition.noise_folder is None:
+            if condition.folder is None:
                 decay = {"white": 0.0, "pink": -3.01}[condition.noise]
                 return AddColorNoise(min_snr_db=condition.snr_db, max_snr_db=condition.snr_db, min_f_decay=decay,
                                      max_f_decay=decay, p_apply_a_weighting=0.0, p=1.0)(samples, rate)  # fmt: skip
-            noise = _drawn_file(condition.noise_folder, rate, seed)
+            noise = _drawn_file(condition.folder, rate, seed)
             start = random.Random(seed).randrange(max(1, noise.size - samples.size))
             looped = np.tile(noise, samples.size // noise.size + 2)[start : start + samples.size]
             return mix_at_snr(samples, looped, condition.snr_db)
         if isinstance(condition, ReverbCondition):
             if condition.rt60_s is not None:
                 return _reverberate(samples, room_impulse_response(condition.rt60_s, rate))
-            return _reverberate(samples, _drawn_file(condition.rirs, rate, seed))
+            return _reverberate(samples, _drawn_file(condition.folder, rate, seed))
         if isinstance(condition, TelephoneCondition):
             return _telephone(samples, rate)
         if isinstance(condition, RateCondition):
@@ -268,12 +281,17 @@ def apply_condition(samples: np.ndarray, rate: int, condition: _Condition, seed:
 
 def condition_key(clean_sha256: str, condition: _Condition, talkers: Sequence[str] = ()) -> str:
     """The clip store key of ``clean_sha256`` under ``condition``: everything that decides the derived audio."""
-    folder = getattr(condition, "noise_folder", None) or getattr(condition, "rirs", None)
+    folder = condition.folder
     return stable_hash({
         "clean": clean_sha256, "condition": condition.parameters(), "talkers": list(talkers),
         "files": [sha for _, sha in audio_files(folder)] if folder else [],
         "version": CONDITIONS_VERSION, "libraries": library_versions(),
     })  # fmt: skip
+
+
+def context_clips(rows: Iterable[BuildRow]) -> list[str]:
+    """The clean context clips (hashes) of ``rows``: what a babble condition mixes from."""
+    return [row.clips[Role.context()].audio_sha256 for row in rows if Role.context() in row.clips]
 
 
 class ConditionMaker:
@@ -288,11 +306,9 @@ class ConditionMaker:
 
     def _resolved(self, condition: _Condition) -> _Condition:
         """The condition with its folder (noise files, impulse responses) resolved like the task's own paths."""
-        for field in ("noise", "rirs"):
-            folder = getattr(condition, field, None)
-            if folder and (field == "rirs" or condition.noise_folder):
-                return condition.model_copy(update={field: str(self.task.resolve(folder))})
-        return condition
+        if condition.folder is None:
+            return condition
+        return condition.model_copy(update={condition.folder_field: str(self.task.resolve(condition.folder))})
 
     def derive(self, clip: Clip, condition: _Condition) -> Clip:
         """``clip`` (a clean clip the gate passed) under ``condition``: from the store if it was made before."""
