@@ -174,6 +174,7 @@ class ClipCheck(Record):
     clip_key: str
     voice: str
     seed: int
+    rate: float = 1.0  # speaking rate of this attempt, times the voice's own (gate.retry_rates)
     asr_model: str
     metric: Literal["wer", "cer", "ser", "none"]
     reference: str  # normalized reference text

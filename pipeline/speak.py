@@ -17,6 +17,7 @@ from s2sbench.pipeline.costs import Meter, RowCost
 from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Item, Reason, Role
 from s2sbench.pipeline.synthesize import Synthesizer
 from s2sbench.pipeline.task_config import TaskConfig
+from s2sbench.pipeline.tts import get_engine
 from s2sbench.pipeline.tts.base import SynthesisError, Voice
 from s2sbench.pipeline.verify import Verifier
 
@@ -51,10 +52,12 @@ def texts_to_speak(item: Item, task: TaskConfig) -> dict[Role, str]:
 
 
 def _failed_check(
-    item: Item, role: Role, voice: Voice, seed: int, attempt: int, reason: Reason, asr_model: str, clip_key: str = ""
+    item: Item, role: Role, voice: Voice, seed: int, attempt: int, reason: Reason, asr_model: str, clip_key: str = "",
+    rate: float = 1.0,
 ) -> ClipCheck:
     return ClipCheck(
-        item_id=item.id, role=role, attempt=attempt, clip_key=clip_key, voice=voice.id, seed=seed, asr_model=asr_model,
+        item_id=item.id, role=role, attempt=attempt, clip_key=clip_key, voice=voice.id, seed=seed, rate=rate,
+        asr_model=asr_model,
         metric="none", reference="", hypothesis="", transcript="", error_rate=None, passed=False,
         status="rejected", reasons=(reason,),
     )
@@ -74,6 +77,14 @@ class Speaker:
         asr = self.verifier.asr
         return asr.model_id if asr is not None else "none"
 
+    def attempt_voice(self, voice: Voice, attempt: int) -> tuple[Voice, float]:
+        """The voice an attempt speaks with and its rate: the first at the voice's own rate, each retry at the next
+        of ``gate.retry_rates`` (1.0 when the engine has no rate control)."""
+        rates = self.task.gate.retry_rates
+        rate = 1.0 if attempt == 1 else rates[(attempt - 2) % len(rates)]
+        changed = get_engine(voice.engine).at_rate(voice, rate) if rate != 1.0 else None
+        return (changed, rate) if changed is not None else (voice, 1.0)
+
     def speak(self, item: Item, voice: Voice) -> SpeakOutcome:
         outcome = SpeakOutcome(item_id=item.id, voice=voice.id, row=None)
         texts = texts_to_speak(item, self.task)
@@ -84,16 +95,17 @@ class Speaker:
         cached = audio_bytes = retried = 0
         for attempt in range(1, self.task.gate.max_attempts + 1):
             seed = self.base_seed + attempt - 1
+            spoken_by, rate = self.attempt_voice(voice, attempt)
             first = attempt == 1
             calls, hits = self.synthesizer.calls, self.synthesizer.cache_hits
             made: list[Clip] = []
             with (synthesis if first else retries).span():
                 for role, text in pending.items():
                     try:
-                        made.append(self.synthesizer.make_clip(item.id, role, text, voice, seed))
+                        made.append(self.synthesizer.make_clip(item.id, role, text, spoken_by, seed))
                     except SynthesisError as error:
                         reason = Reason(code="synthesis_failed", detail=str(error))
-                        check = _failed_check(item, role, voice, seed, attempt, reason, self._asr_name())
+                        check = _failed_check(item, role, voice, seed, attempt, reason, self._asr_name(), rate=rate)
                         outcome.checks.append(check)
                         last_check[role] = check
             if first:
@@ -103,7 +115,7 @@ class Speaker:
             else:
                 retries.clips += len(pending)
             with (gate if first else retries).span(clips=len(made) if first else 0):
-                checks = self._verify(item, made, voice, seed, attempt)
+                checks = [check.model_copy(update={"rate": rate}) for check in self._verify(item, made, voice, seed, attempt)]
             outcome.checks.extend(checks)
             for clip, check in zip(made, checks):
                 if check.status in KEPT_STATUSES:
@@ -123,10 +135,14 @@ class Speaker:
         if pending:
             role = next(iter(pending))
             failed = last_check[role]
+            tried = [check for check in outcome.checks if check.role == role]
+            heard = ", ".join(f"seed {check.seed} at rate {check.rate:g}: "
+                              + (f"{check.metric} {check.error_rate:.2f}" if check.error_rate is not None else check.status)
+                              for check in tried)
             # counted by what failed the clip (error_rate, synthesis_failed, ...), not by which clip it was
             outcome.dropped_reason = Reason(
                 code=failed.reasons[0].code if failed.reasons else "rejected",
-                detail=f"{role} failed {self.task.gate.max_attempts} attempt(s): {failed.reason}",
+                detail=f"{role} failed {len(tried)} attempt(s) ({heard}); the last: {failed.reason}",
             )
             return outcome
         outcome.row = BuildRow(

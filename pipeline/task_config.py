@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, PositiveFloat, ValidationInfo, field_validator, model_validator
 
 from s2sbench.data import DATA_DIR
 from s2sbench.pipeline.conditions import Condition
@@ -115,6 +115,9 @@ class GateConfig(StrictSection):
     metric: Literal["wer", "cer", "ser"] = "wer"
     max_error_rate: float = Field(default=0.15, ge=0.0, le=1.0)
     max_attempts: int = Field(default=2, ge=1)
+    # speaking rate of each retry, in turn (cycled), times the voice's own: a clip the judge misheard is read again
+    # a little slower or faster, not only with another seed (voices whose engine has no rate control: seed only)
+    retry_rates: list[PositiveFloat] = Field(default_factory=lambda: [1.0], min_length=1)
     asr: AsrConfig = Field(default_factory=AsrConfig)
     speech_rate: dict[str, SpeechRate] = Field(default_factory=_default_speech_rates)  # language (or "default")
     max_internal_silence_s: float = Field(default=1.5, gt=0)  # longest pause allowed between the first and last word

@@ -1,6 +1,8 @@
 """The gate inside the speak stage, end to end with real TTS and real Whisper: a planted misreading is retried with
-the next seed, then the whole item is dropped; the audit has one check per clip ever synthesized; the summary and a
+the next seed at the next retry rate, then the whole item is dropped; the audit has one check per clip ever synthesized; the summary and a
 re-verification of the kept clips agree with jiwer and with the build's own audit."""
+
+import re
 
 import jiwer
 import pytest
@@ -42,7 +44,7 @@ def run(store, piper_voice, fw_asr, make_item):
 
     task = TaskConfig(
         name=TASK, language="en", source=SourceConfig(loader="jsonl", path="unused.jsonl"), voices=["piper-en-joe"],
-        speak=["context", "candidates"], gate=GateConfig(max_error_rate=0.15, max_attempts=2),
+        speak=["context", "candidates"], gate=GateConfig(max_error_rate=0.15, max_attempts=2, retry_rates=[0.8]),
     )
     synthesizer = MisreadingSynthesizer(store, item_id="bad", role="candidate:1")
     speaker = Speaker(task, synthesizer, Verifier(fw_asr, task.gate, task.language), store)
@@ -59,14 +61,22 @@ def test_planted_failure_is_retried_then_the_whole_item_is_dropped(run):
     assert bad.row is None
     # counted by what failed the clip, described with which clip it was
     assert bad.dropped_reason.code == "error_rate"
-    assert bad.dropped_reason.detail.startswith("candidate:1 failed 2 attempt(s): error_rate: wer ")
-    attempts = [(check.role, check.attempt, check.seed, check.status) for check in bad.checks]
+    assert re.fullmatch(r"candidate:1 failed 2 attempt\(s\) \(seed 0 at rate 1: wer \d\.\d\d, seed 1 at rate 0\.8: wer "
+                        r"\d\.\d\d\); the last: error_rate: wer .*", bad.dropped_reason.detail), bad.dropped_reason.detail
+    attempts = [(check.role, check.attempt, check.seed, check.rate, check.status) for check in bad.checks]
     assert attempts == [
-        ("context", 1, 0, "passed"),
-        ("candidate:0", 1, 0, "passed"),
-        ("candidate:1", 1, 0, "rejected"),
-        ("candidate:1", 2, 1, "rejected"),
+        ("context", 1, 0, 1.0, "passed"),
+        ("candidate:0", 1, 0, 1.0, "passed"),
+        ("candidate:1", 1, 0, 1.0, "rejected"),
+        ("candidate:1", 2, 1, 0.8, "rejected"),
     ]
+
+
+def test_a_retry_reads_at_the_retry_rate(run, store):
+    first, retry = (check for check in run["outcomes"]["bad"].checks if check.role == "candidate:1")
+    # Piper's length scale 1 / 0.8: the same sentence read a quarter slower
+    ratio = store.lookup(retry.clip_key).duration_s / store.lookup(first.clip_key).duration_s
+    assert 1.08 < ratio < 1.35  # another seed also moves the durations a little
 
 
 def test_a_clean_item_is_kept_with_both_candidates(run):
