@@ -40,7 +40,7 @@ def audit_markdown(report) -> str:
 @flow(name="verify", flow_run_name="verify {build_dir} with {engine}:{model}", persist_result=False)
 def verify_flow(build_dir: str, engine: str = "faster-whisper", model: str = "tiny.en", device: str | None = None,
                 compute_type: str | None = None, batch_size: int = 8, store: str | None = None,
-                out_dir: str | None = None):  # fmt: skip
+                out_dir: str | None = None, beam_size: int = 1):  # fmt: skip
     """Transcribe every kept clip of ``build_dir`` again with ``engine``/``model``, apply each task's gate and write
     the audit to ``out_dir`` (default: ``<build>/reverify/<model>``); the build is not changed. Returns the
     :class:`~s2sbench.pipeline.reverify.ReverifyReport`."""
@@ -50,6 +50,7 @@ def verify_flow(build_dir: str, engine: str = "faster-whisper", model: str = "ti
     build = BuildDir(build_dir)
     build.read_clips()  # a folder that is not a finished build is reported before the ASR model loads
     options = ({"batch_size": batch_size} | ({"device": device} if device else {})
+               | ({"beam_size": beam_size} if beam_size > 1 else {})
                | ({"compute_type": compute_type} if compute_type else {}))
     asr = load_asr_task(engine, model, options)
     out = Path(out_dir) if out_dir else default_out_dir(build, asr)

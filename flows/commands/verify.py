@@ -13,6 +13,7 @@ EXAMPLES = """examples:
   s2sbench verify build/ --engine openai-whisper --model tiny.en
   s2sbench verify build/ --model large-v3 --device cuda --batch-size 16 --out build/reverify-large
   s2sbench verify build/ --model /models/whisper-small-ct2 --compute-type float32 --store ~/clips
+  s2sbench verify build/ --model base --beam-size 5 --batch-size 1   # the independent check of docs/verification.md
 """
 
 
@@ -33,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_device_argument(parser, "the ASR model's decoding and the signal checks")
     parser.add_argument("--compute-type", help="int8 or float32 on CPU (faster-whisper), float16 on CUDA")
     parser.add_argument("--batch-size", type=positive_int, default=8, help="clips decoded together")
+    parser.add_argument("--beam-size", type=positive_int, default=1,
+                        help="beam search width (default 1: greedy, as the build's gate decodes)")
     parser.add_argument("--store", type=Path, help="clip store the build used (default: the build's, else $S2SBENCH_CLIP_STORE)")
     parser.add_argument("--out", type=Path, help="where to write the new audit (default: DIR/reverify/<model>)")
     parser.set_defaults(handler=run, runs_flow=True)
@@ -45,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     report = verify_flow(
         build_dir=str(args.build_dir), engine=args.engine, model=args.model, device=choose_device(args.device),
         compute_type=args.compute_type, batch_size=args.batch_size, store=str(args.store) if args.store else None,
-        out_dir=str(args.out) if args.out else None,
+        out_dir=str(args.out) if args.out else None, beam_size=args.beam_size,
     )
     print(f"re-verified {report.clips} clips with {report.asr_model}")
     print(json.dumps({"status": report.verification.overall.status, "status_changes": report.status_changes}, indent=2))

@@ -69,6 +69,7 @@ class FasterWhisperASR(WhisperASR):
         cpu_threads: int = 0,
         num_workers: int | None = None,
         pack_clips: bool = False,
+        beam_size: int = 1,
     ):
         from faster_whisper import WhisperModel
 
@@ -86,10 +87,12 @@ class FasterWhisperASR(WhisperASR):
         location, identity = resolve_model(model)
         self.model = WhisperModel(location, device=device, compute_type=compute_type, cpu_threads=cpu_threads,
                                   num_workers=workers)
-        super().__init__(model, device, compute_type, batch_size, english_only=not self.model.model.is_multilingual)
-        # packed transcripts can differ from one-clip-a-window ones: audits and caches tell them apart
+        super().__init__(model, device, compute_type, batch_size, english_only=not self.model.model.is_multilingual,
+                         beam_size=beam_size)
+        # packed (or beam-searched) transcripts can differ from greedy one-clip-a-window ones: audits and caches tell
+        # them apart
         self.model_id = (f"faster-whisper:{identity}:{compute_type}" + (":packed" if pack_clips else "")
-                         + device_suffix(device))
+                         + self.beam_suffix + device_suffix(device))
         self.pack_clips = pack_clips
         self.packing = PackingCounts()
         self.workers = workers
@@ -151,7 +154,7 @@ class FasterWhisperASR(WhisperASR):
         results = self.model.model.generate(
             self.model.encode(features),
             [list(prompt) for _ in windows],
-            beam_size=1,
+            beam_size=self.beam_size,
             # CTranslate2 decodes at most half this many new tokens (224 of Whisper's 448 positions, openai-whisper's
             # sample_len), not this less the prompt
             max_length=self.model.max_length,
@@ -164,6 +167,6 @@ class FasterWhisperASR(WhisperASR):
 
     def _transcribe_long(self, clip: np.ndarray, language: str) -> str:
         segments, _ = self.model.transcribe(
-            clip, language=language, beam_size=1, temperature=0.0, condition_on_previous_text=False, vad_filter=False
+            clip, language=language, beam_size=self.beam_size, temperature=0.0, condition_on_previous_text=False, vad_filter=False
         )
         return "".join(segment.text for segment in segments)

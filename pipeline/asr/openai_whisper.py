@@ -56,7 +56,8 @@ def resolve_checkpoint(model: str) -> tuple[str, str]:
 class OpenAIWhisperASR(WhisperASR):
     name = "openai-whisper"
 
-    def __init__(self, model: str, device: str | None = None, compute_type: str | None = None, batch_size: int = 8):
+    def __init__(self, model: str, device: str | None = None, compute_type: str | None = None, batch_size: int = 8,
+                 beam_size: int = 1):
         import whisper
 
         device = device or engine_device()
@@ -72,8 +73,9 @@ class OpenAIWhisperASR(WhisperASR):
         if not device.startswith("cuda"):
             limit_torch_threads()
         self.model = whisper.load_model(checkpoint, device=device)
-        super().__init__(model, device, compute_type, batch_size, english_only=not self.model.is_multilingual)
-        self.model_id = f"openai-whisper:{identity}{device_suffix(device)}"
+        super().__init__(model, device, compute_type, batch_size, english_only=not self.model.is_multilingual,
+                         beam_size=beam_size)
+        self.model_id = f"openai-whisper:{identity}{self.beam_suffix}{device_suffix(device)}"
 
     def multilingual_languages(self) -> set[str]:
         from whisper.tokenizer import LANGUAGES
@@ -94,6 +96,7 @@ class OpenAIWhisperASR(WhisperASR):
             task="transcribe",
             language=language,
             temperature=0.0,
+            beam_size=self.beam_size if self.beam_size > 1 else None,
             sample_len=MAX_NEW_TOKENS,
             without_timestamps=True,
             fp16=self.compute_type == "float16",
@@ -105,6 +108,7 @@ class OpenAIWhisperASR(WhisperASR):
             clip,
             language=language,
             temperature=0.0,
+            beam_size=self.beam_size if self.beam_size > 1 else None,
             condition_on_previous_text=False,
             fp16=self.compute_type == "float16",
             verbose=None,

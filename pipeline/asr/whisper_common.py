@@ -1,7 +1,8 @@
 """What the two Whisper backends share: language codes, the 30-second window, batching and option checks.
 
 Clips up to 30 s (almost every benchmark clip) are zero-padded to one Whisper window and decoded in batches with one
-greedy pass, no timestamps and no temperature fallback, so both backends decode the same way. Longer clips go through
+greedy pass (or a beam search, ``beam_size``), no timestamps and no temperature fallback, so both backends decode the
+same way. Longer clips go through
 the backend's own long-form transcription, one at a time.
 """
 
@@ -48,14 +49,22 @@ def check_clip(clip: np.ndarray, index: int) -> np.ndarray:
 class WhisperASR(ASREngine):
     """A Whisper backend: subclasses load the model and implement the two decoding hooks."""
 
-    def __init__(self, model: str, device: str, compute_type: str, batch_size: int, english_only: bool):
+    def __init__(self, model: str, device: str, compute_type: str, batch_size: int, english_only: bool, beam_size: int = 1):
         if batch_size < 1:
             raise ConfigError(f"{self.name}: batch_size must be >= 1, got {batch_size}")
+        if beam_size < 1:
+            raise ConfigError(f"{self.name}: beam_size must be >= 1, got {beam_size}")
+        self.beam_size = beam_size
         self.model_name = model
         self.device = device
         self.compute_type = compute_type
         self.batch_size = batch_size
         self.english_only = english_only
+
+    @property
+    def beam_suffix(self) -> str:
+        """What a beam search adds to the model id (nothing for greedy decoding)."""
+        return f":beam{self.beam_size}" if self.beam_size > 1 else ""
 
     def languages(self) -> set[str] | None:
         return set(ENGLISH_ONLY) if self.english_only else self.multilingual_languages()
