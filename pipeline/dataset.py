@@ -40,6 +40,9 @@ class DatasetRow(Record):
     task: str
     language: str
     context: str
+    # what the voice read: the context with numbers, units, symbols and letters written out as spoken ("" when the
+    # context is not spoken); the gate compared the transcript with this reading
+    context_spoken: str = ""
     candidates: list[str]
     label: int = Field(strict=True, ge=0)
     voice: str
@@ -74,6 +77,7 @@ def dataset_row(row: BuildRow, audio_of: Callable[[Clip], AudioValue]) -> Datase
     statuses = {check.status for check in row.checks.values()}
     return DatasetRow(
         id=row.id, item_id=item.id, task=item.task, language=item.language, context=item.context,
+        context_spoken=row.clips[Role.context()].normalized_text if Role.context() in row.clips else "",
         candidates=list(item.candidates), label=item.right, voice=row.voice,
         context_audio=audio_of(row.clips[Role.context()]) if Role.context() in row.clips else None,
         candidate_audio=[audio_of(row.clips[role]) for role in candidate_roles if role in row.clips],
@@ -106,7 +110,7 @@ def dataset_features():
     text = datasets.Value("string")
     return datasets.Features(
         {
-            "id": text, "item_id": text, "task": text, "language": text, "context": text,
+            "id": text, "item_id": text, "task": text, "language": text, "context": text, "context_spoken": text,
             "candidates": datasets.List(text), "label": datasets.Value("int32"), "voice": text,
             "context_audio": datasets.Audio(sampling_rate=SAMPLE_RATE_HZ),
             "candidate_audio": datasets.List(datasets.Audio(sampling_rate=SAMPLE_RATE_HZ)),

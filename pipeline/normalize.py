@@ -16,8 +16,9 @@ from collections.abc import Callable
 
 from s2sbench.pipeline.languages import base_language
 from s2sbench.pipeline.registry import Registry
+from s2sbench.pipeline.zh_script import spell_latin
 
-__all__ = ["NORMALIZERS", "normalize_for_tts", "spoken_chinese", "chinese_for_cer"]
+__all__ = ["NORMALIZERS", "normalize_for_tts", "spoken_chinese", "chinese_for_tts", "chinese_for_cer"]
 
 Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
 
@@ -198,6 +199,14 @@ _WRONG_LIANG = re.compile(r"(?<=第)两|(?<=月)两(?=[日号])")
 # A fraction after 约 or a minus sign: it reads "约1/3" as 三分之约一 and "-1/3" as 三分之负一, so the fraction is read alone.
 _FRACTION = re.compile(r"(?<![\d./])(?P<minus>-)?(?P<fraction>\d+/\d+)(?![\d/])")
 _SENTENCE_END = re.compile(r"([。！？；!?;\n]\s*)")
+# A range between numbers (24～26°C) is read 到; the voices skip a tilde without a sound.
+_RANGE = re.compile(r"(?<=\d)\s*[~～〜–—]\s*(?=[-−]?\d)")
+# Operators and Greek letters of a formula, which the voices skip as well: x+y=1 is read 艾克斯加歪等于一.
+_OPERATORS = {"+": "加", "＋": "加", "=": "等于", "＝": "等于", "×": "乘", "÷": "除以", "≈": "约等于", "≠": "不等于",
+              "≤": "小于等于", "≥": "大于等于", "<": "小于", ">": "大于", "＜": "小于", "＞": "大于", "±": "正负",
+              "π": "派", "α": "阿尔法", "β": "贝塔", "γ": "伽马", "δ": "德尔塔", "Δ": "德尔塔", "θ": "西塔", "λ": "兰姆达",
+              "μ": "缪", "σ": "西格玛", "ω": "欧米伽", "Ω": "欧米伽"}
+_OPERATOR = re.compile("|".join(map(re.escape, sorted(_OPERATORS, key=len, reverse=True))))
 _DIGITS = "零一二三四五六七八九"
 # The readings a transcript may write either way, folded for CER: 两/二 (两百 or 二百), 幺/一 (phone digits), 〇/零.
 _CER_FOLD = str.maketrans("两幺〇", "二一零")
@@ -215,6 +224,8 @@ def spoken_chinese(text: str) -> str:
     """``text`` with every number, date, amount and unit written out as it is read aloud (``-5.5°C`` ->
     ``负五点五摄氏度``, ``2024年3月5日`` -> ``二零二四年三月五日``, ``13812345678`` digit by digit)."""
     text = _MINUS.sub("-", text)
+    text = _RANGE.sub("到", text)
+    text = _OPERATOR.sub(lambda match: _OPERATORS[match[0]], text)
     text = _THOUSANDS.sub(lambda match: match[0].replace(",", ""), text)
     text = _ZERO_LED_CODE.sub(lambda match: "".join(_DIGITS[int(digit)] for digit in match[0]), text)
     text = _TWO_BEFORE_MEASURE.sub("两", text)
@@ -225,6 +236,13 @@ def spoken_chinese(text: str) -> str:
     parts = _SENTENCE_END.split(text)
     spoken = "".join(normalizer.normalize(part) if re.search(r"\d", part) else part for part in parts)
     return _WRONG_LIANG.sub("二", spoken)
+
+
+def chinese_for_tts(text: str) -> str:
+    """What a Mandarin voice reads: :func:`spoken_chinese`, with single Latin letters and short acronyms as their
+    Chinese letter names (``M44`` -> ``艾姆四十四``; :mod:`s2sbench.pipeline.zh_script`), the reading the gate gives
+    both its texts, so the clip's ``normalized_text`` is exactly what was said."""
+    return spell_latin(spoken_chinese(text))
 
 
 def chinese_for_cer(text: str) -> str:
@@ -239,5 +257,5 @@ def english_for_tts(text: str) -> str:
 
 
 #: language -> the function that writes its text out as it is spoken (languages without one: numbers only)
-NORMALIZERS: Registry[Callable[[str], str]] = Registry("text normalizer", {"en": english_for_tts, "zh": spoken_chinese},
+NORMALIZERS: Registry[Callable[[str], str]] = Registry("text normalizer", {"en": english_for_tts, "zh": chinese_for_tts},
                                                        group="s2sbench.normalizers")

@@ -24,7 +24,11 @@ def test_english(text, spoken):
 @pytest.mark.parametrize("text, spoken", [
     # negatives, decimals, fractions, percentages, currency, units (the cases hand-written code read wrongly first)
     ("气温−5.5°C，亏了−12元，吃了3/4个。", "气温负五点五摄氏度，亏了负十二元，吃了四分之三个。"),
-    ("约1/3的人，π约为3.14，增长50%。", "约三分之一的人，π约为三点一四，增长百分之五十。"),
+    ("约1/3的人，π约为3.14，增长50%。", "约三分之一的人，派约为三点一四，增长百分之五十。"),
+    # ranges, operators, Greek and Latin letters: read out, where the voices would skip them without a sound
+    ("气温24～26°C，1~2次。", "气温二十四到二十六摄氏度，一到两次。"),
+    ("若x+y=1且a>b，则3×4=12，Δ≠0。", "若艾克斯加歪等于一且诶大于比，则三乘四等于十二，德尔塔不等于零。"),
+    ("梅西叶天体M44与DNA。", "梅西叶天体艾姆四十四与迪恩诶。"),
     ("花了¥12.5，跑了10km，温度25℃。", "花了十二点五元，跑了十公里，温度二十五摄氏度。"),
     ("我花了¥1,250买了2个苹果。", "我花了一千二百五十元买了两个苹果。"),
     ("门票$20，增长了3.5%，共12,345人。", "门票二十美元，增长了百分之三点五，共一万二千三百四十五人。"),
