@@ -20,7 +20,7 @@ from s2sbench.pipeline.audio import ClipIntegrityError, ClipStore
 from s2sbench.pipeline.build_report import BuildReport
 from s2sbench.pipeline.builddir import BuildDir
 from s2sbench.pipeline.manifest import stable_hash
-from s2sbench.pipeline.records import ClipCheck, Item
+from s2sbench.pipeline.records import ClipCheck, Drop, Item
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,7 @@ class BuildAudit:
     store_root: Path | None = None
     n_kept_clips: int = 0  # clips of kept rows (the sample's population), and rejected attempts
     n_rejected_attempts: int = 0
+    gate_drops: tuple[Drop, ...] = ()  # the item x voice rows the gate dropped, each with every attempt's verdict
 
 
 def _interleave(checks: Sequence[ClipCheck], group_of, limit: int) -> list[ClipCheck]:
@@ -133,4 +134,5 @@ def load_build(
                          options.clips_per_status)  # fmt: skip
     chosen += _interleave(rejected, lambda c: c.reasons[0].code if c.reasons else "", options.clips_per_status)
     samples = tuple(_sample(check, items.get(check.item_id), store, budget) for check in chosen)
-    return BuildAudit(build.root, report, frame, drop_counts, samples, store.root, len(kept), len(rejected))
+    gate_drops = tuple(drop for drop in drops if drop.stage == "speak")
+    return BuildAudit(build.root, report, frame, drop_counts, samples, store.root, len(kept), len(rejected), gate_drops)

@@ -254,6 +254,10 @@ def _build_section(audit: BuildAudit) -> str:
     reasons = plots.drop_reasons(audit.drop_counts)
     parts.append(_plot(reasons, "drop-reasons", "drop reasons") if reasons else "<p>Nothing was rejected or dropped.</p>")
     parts.append(_subject_losses(report))
+    if audit.gate_drops:
+        parts.append(f"<h3 id='gate-drops'>Rows the gate dropped: {len(audit.gate_drops)}</h3>"
+                     + _table(["task", "item", "voice", "why"], [[drop.task, drop.item_id, drop.voice, str(drop.reason)]
+                                                                 for drop in audit.gate_drops], "gate-drops"))
     for status, title, total in (("kept", "Kept clips", audit.n_kept_clips),
                                  ("rejected", "Rejected clip attempts", audit.n_rejected_attempts)):  # fmt: skip
         chosen = [s for s in audit.samples if (s.status == "rejected") == (status == "rejected")]

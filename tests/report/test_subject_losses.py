@@ -87,3 +87,8 @@ def test_the_html_report_and_the_card_show_the_loss_per_subject(subject_build, t
         row = f"| {subject} | {group.items} | {group.rows_in} | {group.kept} | {group.kept_share:.0%} |"
         assert row in card, card
         assert f"<td>{subject}</td>" in html
+    # and which rows the gate dropped, each with every attempt's verdict
+    drops = [json.loads(line) for line in (out / "drops.jsonl").read_text().splitlines()]
+    assert f"Rows the gate dropped: {len(drops)}" in html
+    for drop in drops:
+        assert f"<td>{drop['item_id']}</td>" in html and "failed 1 attempt(s) (seed 0 at rate 1: ser " in html
