@@ -48,6 +48,10 @@ def test_the_session_build_ran_as_a_flow(real_build):
     assert samples.sample_rate == 16000 and samples.data.shape[0] == 1 and samples.data.shape[1] > 16000
     assert len(row["candidate_audio"]) == 2
     assert row["verification_status"] == "passed" and row["context_metric"] == "wer"
+    # what the voice read: the context through the task language's normalization, as the clip recorded it
+    context_clip = next(clip for clip in build.read_clips() if clip.item_id == row["item_id"] and clip.role == "context"
+                        and clip.voice == row["voice"])
+    assert row["context_spoken"] == context_clip.normalized_text != ""
 
 
 def test_the_build_report_says_where_the_time_went(real_build):

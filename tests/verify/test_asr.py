@@ -37,6 +37,20 @@ def test_a_batch_on_parallel_replicas_gives_the_one_at_a_time_transcripts(clips)
     assert batched.transcribe(clips * 2, "en") == single.transcribe(clips, "en") * 2
 
 
+def test_a_beam_search_is_its_own_model_id_on_both_backends(clips):
+    from s2sbench.pipeline.errors import ConfigError
+
+    greedy = get_asr("faster-whisper", "tiny.en").transcribe(clips, "en")
+    for engine in ("faster-whisper", "openai-whisper"):
+        beam = get_asr(engine, "tiny.en", beam_size=5)
+        assert beam.model_id.split(":beam5")[0] != beam.model_id and beam.beam_size == 5
+        heard = beam.transcribe(clips, "en")
+        for text, greedy_heard, beam_heard in zip(SENTENCES, greedy, heard):
+            assert error_rate(text, beam_heard, "en").rate <= max(0.15, error_rate(text, greedy_heard, "en").rate)
+    with pytest.raises(ConfigError, match="beam_size must be >= 1"):
+        get_asr("faster-whisper", "tiny.en", beam_size=0)
+
+
 @pytest.mark.slow
 def test_a_clip_longer_than_30_s_uses_long_form_transcription(clips, fw_asr):
     long_clip = np.concatenate(clips * 6)  # about 40 s
