@@ -101,6 +101,8 @@ class OpenAIWhisperASR(WhisperASR):
             without_timestamps=True,
             fp16=self.compute_type == "float16",
         )
+        if self.beam_size > 1:  # openai-whisper's beam search fails on a batch of several (its kv cache's shapes)
+            return [whisper.decode(self.model, mel, options).text for mel in mels]
         return [result.text for result in whisper.decode(self.model, mels, options)]
 
     def _transcribe_long(self, clip: np.ndarray, language: str) -> str:

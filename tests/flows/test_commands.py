@@ -29,10 +29,10 @@ CASES = {
     ],
     "verify": [
         (["verify", "b", "--engine", "openai-whisper", "--model", "base", "--device", "cpu", "--compute-type", "float32",
-          "--batch-size", "4", "--store", "s", "--out", "o"],
+          "--batch-size", "4", "--beam-size", "5", "--store", "s", "--out", "o"],
          "verify:verify_flow",
          {"build_dir": "b", "engine": "openai-whisper", "model": "base", "device": "cpu", "compute_type": "float32",
-          "batch_size": 4, "store": "s", "out_dir": "o"}),
+          "batch_size": 4, "store": "s", "out_dir": "o", "beam_size": 5}),
     ],
     "publish": [
         (["publish", "b", "--repo-id", "o/n", "--private", "--revision", "v2", "--dry-run", "st", "--license", "mit",

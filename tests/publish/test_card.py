@@ -84,7 +84,8 @@ def test_body_reports_sources_voices_gate_and_drops_by_reason_code(staged, build
     assert f"Attempts checked: {len(checks)}; rejected: {rejected}; unverified: 2." in body
     assert "Text normalization: before synthesis, numbers, dates, times, currency" in body
     assert "In this build 0 of 14 clip texts were changed by it" in body
-    drop = re.search(rf"- {STORY_TASK}: 2 for `error_rate` \(e\.g\. (candidate:1 failed 2 attempt\(s\): error_rate: wer [^)]*)\)", body)
+    drop = re.search(rf"- {STORY_TASK}: 2 for `error_rate` \(e\.g\. (candidate:1 failed 2 attempt\(s\) \(seed 0 at rate 1: "
+                     r"wer [\d.]+, seed 1 at rate 1: wer [\d.]+\); the last: error_rate: wer [^)]*)\)", body)
     assert drop, body
     assert f'load_dataset("org/demo", "{STORY_TASK}", split="test")' in body
     assert "s2sbench eval --dataset org/demo --model smollm2" in body
