@@ -175,7 +175,9 @@ def pcm16_samples(data: bytes, what: object) -> tuple[np.ndarray, int]:
             if handle.getsampwidth() != 2 or handle.getnchannels() != 1:
                 raise ClipIntegrityError(f"{what}: expected 16-bit mono WAV as the clip store writes")
             pcm = np.frombuffer(handle.readframes(handle.getnframes()), dtype="<i2")
-            return (pcm.astype(np.float32) / 32767.0), handle.getframerate()
+            # over 32768, as libsndfile (soundfile, datasets, torchaudio) reads the same file: the gate hears the
+            # samples a user of the dataset gets, and Whisper's beam search turns on a 1/32767 difference in gain
+            return (pcm.astype(np.float32) / 32768.0), handle.getframerate()
     except (wave.Error, EOFError) as error:
         raise ClipIntegrityError(f"{what}: not a readable WAV file ({error})") from None
 
@@ -209,7 +211,8 @@ class ClipStore:
 
     def __init__(self, root: Path | None = None):
         default = os.environ.get(STORE_ENV) or Path.home() / ".cache" / "s2sbench" / "clips"
-        self.root = Path(root if root is not None else default).expanduser()
+        # absolute: the build report records it, and a later command may run from another folder
+        self.root = Path(root if root is not None else default).expanduser().absolute()
         self.damaged: list[str] = []  # audio files found not to hash to their name (by this instance)
 
     def abspath(self, relpath: str) -> Path:
