@@ -76,10 +76,11 @@ def wait_reporting(futures: list[PrefectWrappedFuture], progress, artifact_key: 
 
 
 def report_markdown(report: BuildReport) -> str:
-    lines = ["| task | items in | item x voice | kept | dropped | clips unverified |", "|---|---|---|---|---|---|"]
+    lines = ["| task | items in | item x voice | kept | dropped | clips unverified | clips kept on the reference |",
+             "|---|---|---|---|---|---|---|"]
     for name, entry in report.tasks.items():
         lines.append(f"| {name} | {entry.items_in} | {entry.item_voice_pairs_in} | {entry.kept} | {entry.dropped} "
-                     f"| {entry.clips_unverified} |")  # fmt: skip
+                     f"| {entry.clips_unverified} | {entry.clips_kept_on_reference} |")  # fmt: skip
     if report.integrity.clips_remade:
         lines += ["", f"Clips made again (damaged or missing in the store): {len(report.integrity.clips_remade)}"]
     if report.costs is not None:

@@ -69,6 +69,7 @@ def task_report(*, config: TaskConfig | None, language: str, version: int, voice
         dropped=len(drops), drop_reasons=dict(Counter(drop.reason.code for drop in drops)),
         clips_kept=sum(len(row.clips) for row in rows),
         clips_unverified=sum(1 for row in rows for check in row.checks.values() if check.status == "unverified"),
+        clips_kept_on_reference=sum(1 for row in rows for check in row.checks.values() if check.kept_on_reference),
         by_subject=losses_by_subject(items, len(voices), rows, drops),
     )  # fmt: skip
 

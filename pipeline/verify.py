@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from s2sbench.pipeline.asr.base import ASREngine, TranscriptionError
-from s2sbench.pipeline.errors import EnvironmentFault
+from s2sbench.pipeline.errors import ConfigError, EnvironmentFault
 from s2sbench.pipeline.languages import CHINESE_SCRIPT_LANGUAGES, base_language, error_metric, gate_metric, is_unspaced
 from s2sbench.pipeline.normalize import chinese_for_cer
 from s2sbench.pipeline.records import Clip, ClipCheck, Item, Reason
@@ -281,6 +281,9 @@ class Verifier:
         if self.metric != gate.metric:
             log.warning("gate metric %s ignored for language %s: scored by CER", gate.metric, language)
         self.unverified_reason = unverified_reason(asr, language)  # why passing clips are only "unverified"
+        if gate.reference_margin_nats is not None and asr is not None and type(asr).score_texts is ASREngine.score_texts:
+            raise ConfigError(f"gate.reference_margin_nats needs an ASR engine that can score a given text "
+                              f"(faster-whisper, openai-whisper); {asr.model_id} cannot")
         if self.unverified_reason is not None:
             log.warning("%s", self.unverified_reason)
 
@@ -307,11 +310,31 @@ class Verifier:
         ]
         heard = [index for index, found in enumerate(reasons) if not any(r.code == "no_speech" for r in found)]
         transcripts = self._transcribe([audios[index] for index in heard]) if self.unverified_reason is None else []
-        checks = []
         by_index = dict(zip(heard, transcripts))
-        for index, clip in enumerate(clips):
-            checks.append(self._check(clip, attempt, references[index], reasons[index], by_index.get(index)))
-        return checks
+        return [self._check(clip, attempt, references[index], reasons[index], by_index.get(index))
+                for index, clip in enumerate(clips)]
+
+    def on_reference(self, check: ClipCheck) -> ClipCheck | None:
+        """``check`` passed on its reference margin, or None when the gate keeps no clip that way or the judge found
+        the reference too unlikely. The speak stage asks this only after every attempt of the clip failed."""
+        limit = self.gate.reference_margin_nats
+        if limit is None or check.reference_margin is None or check.reference_margin < -limit:
+            return None
+        return check.model_copy(update={"passed": True, "status": "passed", "reasons": (), "kept_on_reference": True})
+
+    def with_margin(self, check: ClipCheck, audio: np.ndarray) -> ClipCheck:
+        """``check`` with the judge's reference margin when the gate asks for it and the error rate alone failed the
+        clip (a clip with no speech, a loop or a transcript far too long is never kept on it). It costs the judge
+        another pass over the clip, so it is asked only of clips whose every attempt failed."""
+        if (self.gate.reference_margin_nats is None or check.status != "rejected"
+                or any(reason.code != "error_rate" for reason in check.reasons)):
+            return check
+        try:
+            scores = self.asr.score_texts(audio, [check.reference, check.hypothesis], self.language)
+        except TranscriptionError as error:
+            log.warning("clip %s: no reference margin: %s", check.id, error)
+            return check
+        return check if scores is None else check.model_copy(update={"reference_margin": round(scores[0] - scores[1], 3)})
 
     def _transcribe(self, audios: list[np.ndarray]) -> list[str | TranscriptionError]:
         """Transcripts in one batch; if the batch fails, clip by clip, so one bad clip only fails itself."""
@@ -376,11 +399,12 @@ def distribution(rates: Sequence[float]) -> dict:
 
 
 def final_checks(checks: Iterable[ClipCheck]) -> list[ClipCheck]:
-    """The last attempt of each clip (item, voice, role): what decided whether the clip was kept."""
+    """What decided whether each clip (item, voice, role) was kept: its attempt kept on the reference's likelihood, else
+    its last attempt."""
     last: dict[tuple[str, str, str], ClipCheck] = {}
     for check in checks:
         key = (check.item_id, check.voice, check.role)
-        if key not in last or check.attempt >= last[key].attempt:
+        if key not in last or (check.kept_on_reference, check.attempt) >= (last[key].kept_on_reference, last[key].attempt):
             last[key] = check
     return list(last.values())
 
@@ -402,6 +426,7 @@ def _group_summary(checks: list[ClipCheck]) -> dict:
         "reject_reasons": _reason_counts(checks),
         "final_reject_reasons": _reason_counts(final),
         "retried_clips": sum(1 for check in final if check.attempt > 1),
+        "kept_on_reference": sum(check.kept_on_reference for check in final),
     }
 
 

@@ -229,13 +229,13 @@ def _subject_losses(report) -> str:
 def _build_section(audit: BuildAudit) -> str:
     report = audit.report
     counts = [[task, e.language, ", ".join(e.voices), e.items_in, e.item_voice_pairs_in, e.kept, e.dropped,
-               e.clips_kept, e.clips_unverified] for task, e in report.tasks.items()]  # fmt: skip
+               e.clips_kept, e.clips_unverified, e.clips_kept_on_reference] for task, e in report.tasks.items()]  # fmt: skip
     totals = report.totals
     remade = report.integrity.clips_remade
     parts = [
         f"<h2 id='build'>Build: {_e(audit.build_dir)}</h2>",
         _table(["task", "language", "voices", "items", "item x voice", "kept", "dropped", "clips kept",
-                "clips unverified"], counts, "build-table"),  # fmt: skip
+                "clips unverified", "clips kept on the reference"], counts, "build-table"),  # fmt: skip
         f"<p class='note'>{_e(totals.clip_attempts)} clip attempts, {_e(totals.clips_rejected)} rejected by the gate; "
         f"ASR: {_e(', '.join(report.asr_models) or 'none')}; TTS: {_e(', '.join(report.engines))}; "
         f"on {_e(' and '.join(report.devices))}. "

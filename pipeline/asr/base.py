@@ -29,6 +29,11 @@ class ASREngine(abc.ABC):
     def transcribe(self, clips: Sequence[np.ndarray], language: str) -> list[str]:
         """Transcribe each clip (greedy decoding); the result has one string per clip."""
 
+    def score_texts(self, clip: np.ndarray, texts: Sequence[str], language: str) -> list[float] | None:
+        """log P(text | clip) for each text: the model made to read it, summed over its tokens; None when this engine
+        cannot score a given text (or this clip)."""
+        return None
+
     def supports(self, language: str) -> bool:
         known = self.languages()
         return known is None or language in known

@@ -165,6 +165,20 @@ class FasterWhisperASR(WhisperASR):
         return [(result.sequences_ids[0][:MAX_NEW_TOKENS], len(result.sequences_ids[0]) < MAX_NEW_TOKENS)
                 for result in results]
 
+    def _score_window(self, clip: np.ndarray, texts: Sequence[str], language: str) -> list[float]:
+        tokenizer = self._tokenizer(language)
+        extractor = self.model.feature_extractor
+        encoded = self.model.encode(extractor(pad_to_window(clip), padding=0)[None, :, : extractor.nb_max_frames])
+        prompt = list(self.model.get_prompt(tokenizer, [], without_timestamps=True))
+        frames = len(clip) // extractor.hop_length
+        scores = []
+        for text in texts:
+            tokens = tokenizer.encode(text)
+            # the aligner gives each text token's probability given the audio and the tokens before it
+            probabilities = self.model.model.align(encoded, prompt, [tokens], [frames])[0].text_token_probs if tokens else []
+            scores.append(float(np.log(np.maximum(probabilities, np.finfo(np.float32).tiny)).sum()))
+        return scores
+
     def _transcribe_long(self, clip: np.ndarray, language: str) -> str:
         segments, _ = self.model.transcribe(
             clip, language=language, beam_size=self.beam_size, temperature=0.0, condition_on_previous_text=False, vad_filter=False

@@ -105,6 +105,26 @@ class OpenAIWhisperASR(WhisperASR):
             return [whisper.decode(self.model, mel, options).text for mel in mels]
         return [result.text for result in whisper.decode(self.model, mels, options)]
 
+    def _score_window(self, clip: np.ndarray, texts: Sequence[str], language: str) -> list[float]:
+        import torch
+        import whisper
+        from whisper.tokenizer import get_tokenizer
+
+        tokenizer = get_tokenizer(self.model.is_multilingual, num_languages=self.model.num_languages, language=language,
+                                  task="transcribe")
+        mel = whisper.log_mel_spectrogram(torch.from_numpy(pad_to_window(clip)), self.model.dims.n_mels)
+        prompt = list(tokenizer.sot_sequence_including_notimestamps)
+        scores = []
+        with torch.no_grad():
+            audio = self.model.embed_audio(mel[None].to(self.model.device))
+            for text in texts:
+                tokens = tokenizer.encode(text)
+                sequence = torch.tensor([prompt + tokens], device=self.model.device)
+                logits = self.model.logits(sequence, audio)[0, len(prompt) - 1 : -1].float()
+                chosen = torch.log_softmax(logits, dim=-1)[torch.arange(len(tokens)), torch.tensor(tokens)]
+                scores.append(float(chosen.sum()))
+        return scores
+
     def _transcribe_long(self, clip: np.ndarray, language: str) -> str:
         result = self.model.transcribe(
             clip,

@@ -89,6 +89,21 @@ class WhisperASR(ASREngine):
     def _transcribe_long(self, clip: np.ndarray, language: str) -> str:
         """Transcribe one clip longer than the window."""
 
+    @abc.abstractmethod
+    def _score_window(self, clip: np.ndarray, texts: Sequence[str], language: str) -> list[float]:
+        """log P(text | clip) of each text, teacher-forced after the transcription prompt (language, no timestamps),
+        summed over the text's tokens (not the end of text, which CTranslate2's aligner does not score)."""
+
+    def score_texts(self, clip: np.ndarray, texts: Sequence[str], language: str) -> list[float] | None:
+        """None for a clip longer than the window: a text cannot be forced across windows."""
+        clip = check_clip(clip, 0)
+        if len(clip) > WINDOW_SAMPLES:
+            return None
+        try:
+            return self._score_window(clip, texts, whisper_language(language))
+        except RuntimeError as error:
+            raise TranscriptionError(f"{self.model_id} failed to score texts: {error}") from error
+
     def transcribe(self, clips: Sequence[np.ndarray], language: str) -> list[str]:
         code = whisper_language(language)
         if not self.supports(code):

@@ -268,7 +268,8 @@ def render_card(build: BuildDescription, configs: list[HubConfig], features, rep
         normalization=build.report.normalization.describe(), clips=build.clips, clips_rewritten=build.clips_rewritten,
         gates=[(task, build.task(task).gate) for task in used],
         attempts=len(checks), rejected=sum(c.status == "rejected" for c in checks),
-        unverified=sum(c.status == "unverified" for c in checks), error_rates=error_rate_rows(checks),
+        unverified=sum(c.status == "unverified" for c in checks),
+        kept_on_reference=sum(c.kept_on_reference for c in checks), error_rates=error_rate_rows(checks),
         drops=[(task, code, count, build.drop_examples[(task, code)])
                for (task, code), count in sorted(build.drops.items()) if task in used],
         subject_losses=[(task, build.report.tasks[task]) for task in used

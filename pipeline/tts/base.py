@@ -72,6 +72,11 @@ class TTSEngine(abc.ABC):
         rate control (the retry then changes the seed only)."""
         return None
 
+    def alternate_reading(self, voice: Voice) -> Voice | None:
+        """``voice`` reading texts another way than usual (another front end, other prosody), or None when this engine
+        has no other way (a retry asking for one then reads as usual)."""
+        return None
+
     def missing(self, voice: Voice) -> str | None:
         """Why ``voice`` cannot run on this machine as it is (a model to download, a binary to install), or None."""
         return None

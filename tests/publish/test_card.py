@@ -81,7 +81,7 @@ def test_body_reports_sources_voices_gate_and_drops_by_reason_code(staged, build
     checks = BuildDir(build_dir).read_verification()
     rejected = sum(check.status == "rejected" for check in checks)
     assert rejected >= 4  # the gibberish ending, twice in each voice
-    assert f"Attempts checked: {len(checks)}; rejected: {rejected}; unverified: 2." in body
+    assert f"Attempts checked: {len(checks)}; rejected: {rejected}; unverified: 2; clips kept on the reference's likelihood: 0." in body
     assert "Text normalization: before synthesis, numbers, dates, times, currency" in body
     assert "In this build 0 of 14 clip texts were changed by it" in body
     drop = re.search(rf"- {STORY_TASK}: 2 for `error_rate` \(e\.g\. (candidate:1 failed 2 attempt\(s\) \(seed 0 at rate 1: "

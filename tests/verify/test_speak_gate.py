@@ -14,7 +14,7 @@ from s2sbench.pipeline.manifest import read_records, write_records
 from s2sbench.pipeline.records import ClipCheck
 from s2sbench.pipeline.reverify import reverify_build
 from s2sbench.pipeline.synthesize import Synthesizer
-from s2sbench.pipeline.task_config import GateConfig, SourceConfig, TaskConfig
+from s2sbench.pipeline.task_config import GateConfig, Retry, SourceConfig, TaskConfig
 from s2sbench.pipeline.verify import Verifier, summarize_checks
 
 from ..prefect_runs import recorded_run
@@ -44,7 +44,7 @@ def run(store, piper_voice, fw_asr, make_item):
 
     task = TaskConfig(
         name=TASK, language="en", source=SourceConfig(loader="jsonl", path="unused.jsonl"), voices=["piper-en-joe"],
-        speak=["context", "candidates"], gate=GateConfig(max_error_rate=0.15, max_attempts=2, retry_rates=[0.8]),
+        speak=["context", "candidates"], gate=GateConfig(max_error_rate=0.15, max_attempts=2, retries=[Retry(rate=0.8)]),
     )
     synthesizer = MisreadingSynthesizer(store, item_id="bad", role="candidate:1")
     speaker = Speaker(task, synthesizer, Verifier(fw_asr, task.gate, task.language), store)
