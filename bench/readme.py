@@ -26,3 +26,11 @@ def write_section(name: str, body: str, readme: Path = README) -> None:
 
     text = readme.read_text(encoding="utf-8") if readme.exists() else "# Benchmarks\n"
     atomic_write_text(readme, replace_section(text, name, body))
+
+
+def show(body: str, name: str, readme: Path, write: bool) -> int:
+    """Print a bench's section and, with ``write``, put it in ``readme``; a bench's exit status."""
+    print(body)
+    if write:
+        write_section(name, body, readme)
+    return 0

@@ -4,7 +4,7 @@ many of the kept clips an independent judge hears at SER <= 0.15.
     python bench/zh_gate_check.py BUILD [--store STORE] [--threshold 0.15] [--write-docs]
 
 The independent judge is the project's Whisper base run again on the stored clips, one clip per call, language zh,
-beam 5 (the build's gate decodes greedily, several clips at a time), scored with the gate's normalization (numbers
+beam 5 (the shipped zh gates decode with beam 5 too, several clips at a time), scored with the gate's normalization (numbers
 and Latin letters read out in both texts) and SER. It is run two ways: through the project's decoding
 (``s2sbench verify BUILD --model base --beam-size 5 --batch-size 1``, whose audit lands in
 ``BUILD/reverify/<model>``), and through faster-whisper's own ``transcribe`` with its defaults (timestamps, temperature
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from readme import write_section  # noqa: E402
+from readme import show  # noqa: E402
 
 from s2sbench.pipeline.asr import get_asr  # noqa: E402
 from s2sbench.pipeline.audio import ClipStore  # noqa: E402
@@ -28,7 +28,7 @@ from s2sbench.pipeline.builddir import BuildDir  # noqa: E402
 from s2sbench.pipeline.manifest import read_records  # noqa: E402
 from s2sbench.pipeline.records import ClipCheck  # noqa: E402
 from s2sbench.pipeline.reverify import ClipAudio, reverify_build  # noqa: E402
-from s2sbench.pipeline.verify import normalize, score_normalized  # noqa: E402
+from s2sbench.pipeline.verify import final_checks, normalize, score_normalized  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "verification.md"
 SECTION = "zh-gate-check"
@@ -80,6 +80,8 @@ def check(build_dir: Path, store: Path | None, threshold: float) -> str:
         score = score_normalized(normalize(clip.text, "zh"), normalize(library[clip.key], "zh"), "ser")
         heard_library[subject] += score.rate <= threshold
     clip_count = Counter(subject_of(items[clip.item_id]) for clip in clips)
+    on_reference = Counter(subject_of(items[check.item_id]) for check in final_checks(build.read_verification())
+                           if check.kept_on_reference)
 
     lines = [
         f"Build `{build_dir}` ({', '.join(sorted(voices))}; voices: "
@@ -87,14 +89,14 @@ def check(build_dir: Path, store: Path | None, threshold: float) -> str:
         f"`python bench/zh_gate_check.py {build_dir}`. Independent judge: {asr.model_id}, one clip per call; "
         f"\"library\": faster-whisper's `transcribe(beam_size={BEAM}, language='zh')`. SER threshold {threshold:g}.",
         "",
-        "| subject | rows kept by the gate | kept clips heard at SER <= "
+        "| subject | rows kept by the gate | of them, clips kept on the reference | kept clips heard at SER <= "
         f"{threshold:g} (project, beam {BEAM}) | same (library) |",
-        "|---|---|---|---|",
+        "|---|---|---|---|---|",
     ]
     for subject in sorted(rows_in):
-        lines.append(f"| {subject} | {percent(kept_rows[subject], rows_in[subject])} | "
+        lines.append(f"| {subject} | {percent(kept_rows[subject], rows_in[subject])} | {on_reference[subject]} | "
                      f"{percent(heard[subject], clip_count[subject])} | {percent(heard_library[subject], clip_count[subject])} |")
-    lines.append(f"| **all** | **{percent(sum(kept_rows.values()), sum(rows_in.values()))}** | "
+    lines.append(f"| **all** | **{percent(sum(kept_rows.values()), sum(rows_in.values()))}** | **{sum(on_reference.values())}** | "
                  f"**{percent(sum(heard.values()), len(clips))}** | **{percent(sum(heard_library.values()), len(clips))}** |")
     return "\n".join(lines)
 
@@ -107,10 +109,7 @@ def main() -> int:
     parser.add_argument("--write-docs", action="store_true", help=f"write the table into {DOCS}")
     args = parser.parse_args()
     table = check(args.build_dir, args.store, args.threshold)
-    print(table)
-    if args.write_docs:
-        write_section(SECTION, table, DOCS)
-    return 0
+    return show(table, SECTION, DOCS, args.write_docs)
 
 
 if __name__ == "__main__":
