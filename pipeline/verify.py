@@ -93,11 +93,13 @@ def normalize(text: str, language: str) -> str:
     if is_unspaced(code):
         if code == "zh":  # numbers, dates and currency read out on both sides, as the TTS read them: 3个 == 三个
             text = chinese_for_cer(text)
-        text = unicodedata.normalize("NFKC", text).lower()
+        text = unicodedata.normalize("NFKC", text)
+        if code == "zh":  # a letter read as its Chinese name and written as the letter (西 / C) is the same letter;
+            # before lower case, which a genotype's reading keeps (Aa: 大诶小诶)
+            text = spell_latin(text, any_case=True)
+        text = text.lower()
         if code in CHINESE_SCRIPT_LANGUAGES:
             text = _to_simplified()(text)
-        if code == "zh":  # a letter read as its Chinese name and written as the letter (西 / C) is the same letter
-            text = spell_latin(text, any_case=True)
         return re.sub(r"\s+", "", _strip_punctuation(text))
     normalizer = _english_normalizer() if code == "en" else _basic_normalizer()
     return " ".join(normalizer(text).split())

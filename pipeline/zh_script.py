@@ -18,6 +18,8 @@ LETTER_NAMES = {
     "u": "优", "v": "维", "w": "达布溜", "x": "艾克斯", "y": "歪", "z": "贼德",
 }
 MAX_ACRONYM = 5  # DNA, SARS, APTT: spelled letter by letter; a longer run of capitals is a word
+MAX_GENOTYPE = 12  # AaBBCc: up to six allele pairs
+CASE_NAMES = ("小", "大")  # how a genetics class says a letter's case: 大A小a
 _LATIN_RUN = re.compile(r"[A-Za-z]+")
 
 
@@ -26,9 +28,17 @@ def _spellable(run: str) -> bool:
     return len(run) == 1 or (len(run) <= MAX_ACRONYM and run[1:].isupper())
 
 
+def _genotype(run: str) -> bool:
+    """Alleles in pairs of one letter, some in lower case (Aa, AaBBCc, aabb): each letter is said with its case (in
+    capitals only, a run is an acronym)."""
+    return (len(run) % 2 == 0 and len(run) <= MAX_GENOTYPE and run != run.upper()
+            and all(run[index].lower() == run[index + 1].lower() for index in range(0, len(run), 2)))
+
+
 def unreadable_latin(text: str) -> list[str]:
-    """The Latin words of ``text`` that have no Chinese reading (neither one letter nor a short acronym)."""
-    return [run for run in _LATIN_RUN.findall(text) if not _spellable(run)]
+    """The Latin words of ``text`` that have no Chinese reading (neither one letter, a short acronym nor a
+    genotype)."""
+    return [run for run in _LATIN_RUN.findall(text) if not (_spellable(run) or _genotype(run))]
 
 
 def spell_latin(text: str, any_case: bool = False) -> str:
@@ -39,6 +49,8 @@ def spell_latin(text: str, any_case: bool = False) -> str:
     """
     def spell(match: re.Match[str]) -> str:
         run = match[0]
+        if _genotype(run):
+            return "".join(CASE_NAMES[char.isupper()] + LETTER_NAMES[char.lower()] for char in run)
         if not (_spellable(run) or (any_case and len(run) <= MAX_ACRONYM)):
             return run
         return "".join(LETTER_NAMES[char] for char in run.lower())

@@ -29,6 +29,10 @@ def test_latin_letters_are_read_as_chinese_letter_names_or_refused():
     # the gate spells both sides the same way, so Whisper writing the letter or its name is the same
     assert spell_latin("选项c是dna", any_case=True) == "选项西是迪恩诶"
     assert error_rate("选项C是DNA。", "選項西是dna", "zh").rate == 0.0
+    # a genotype is said letter by letter with each letter's case, as a genetics class says it, on both sides
+    assert speakable_text("基因型为AaBBCc的个体") == "基因型为大诶小诶大比大比大西小西的个体"
+    assert unreadable_latin("AaBb和aabb") == [] and spell_latin("BB霜") == "比比霜"  # one case: an acronym
+    assert error_rate("基因型为Aa的个体", "基因型為大A小a的個體", "zh").rate == 0.0
 
 
 def test_words_become_the_prosodic_boundaries_the_voices_were_trained_with():
