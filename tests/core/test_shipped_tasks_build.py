@@ -111,7 +111,8 @@ def build_tasks(tasks: list[TaskConfig], out: Path) -> tuple[BuildReport, dict[s
     """The build stages as ``run_build`` runs them (items, one shard per task, assembly), except that a task that
     fails is reported by name with its error while the others are still built and assembled."""
     from s2sbench.pipeline.assemble import assemble_build
-    from s2sbench.pipeline.build import build_session, prepare_items, speak_shard
+    from s2sbench.pipeline.build import build_session, condition_shard, kept_rows, prepare_items, speak_shard
+    from s2sbench.pipeline.conditions import context_clips
 
     failed: dict[str, str] = {}
     with build_session(out, tasks, ITEMS_PER_TASK, ITEMS_PER_TASK, seed=0) as build:
@@ -119,6 +120,8 @@ def build_tasks(tasks: list[TaskConfig], out: Path) -> tuple[BuildReport, dict[s
             started = time.perf_counter()
             try:
                 speak_shard(task, prepare_items(task, build, ITEMS_PER_TASK), 0, build)
+                if task.conditions:  # assembly reads every kept row under each of the task's conditions
+                    condition_shard(task, 0, build, context_clips(kept_rows(build, task, ITEMS_PER_TASK)), None)
             except Exception as error:  # noqa: BLE001 - any failure of a shipped task is the finding
                 failed[task.name] = f"{type(error).__name__}: {str(error)[:300]}"
             print(f"{task.name}: {time.perf_counter() - started:.1f} s")
