@@ -142,6 +142,14 @@ class GateConfig(StrictSection):
     max_ngram_repeats: int = Field(default=3, ge=1)  # an n-gram (n <= 4) repeated back to back more often: a loop
     max_length_ratio: float = Field(default=1.5, gt=1)  # transcript length over reference length, in words/chars
 
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "retry_rates" in data:
+            rates = ", ".join(f"{{rate: {rate}}}" for rate in data["retry_rates"] or [])
+            raise ValueError(f"retry_rates became retries, a rate and a reading each: retries: [{rates}]")
+        return data
+
 
 class TaskConfig(StrictSection):
     name: str

