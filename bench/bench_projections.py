@@ -20,7 +20,13 @@ every core); N workers: ``--runner dask --workers N`` (engines on cores/N each).
 seconds per item times the full set's items; the one-off start-up (cluster, model loads) is printed beside it.
 GPU: measured only where one is found (none on the 2-core development machine).
 
+Hours from one machine say as much about the machine as about the code, so the figures carry a calibration measured
+by the same run: Piper en_US joe's CPU seconds per second of audio it speaks (one process, a fixed paragraph, the
+model loaded first). ``--calibrate-only`` prints that figure alone: a reader scales the hours by their figure over
+the one printed with them.
+
 Usage:  python bench/bench_projections.py [--items 100] [--sets sStoryCloze sCMMLU] [--workers 2] [--data DIR]
+        python bench/bench_projections.py --calibrate-only
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +53,8 @@ from s2sbench.pipeline.tasks import load_task
 
 REPO = Path(__file__).resolve().parent.parent
 FALLBACK_GATE_MODEL = "base"  # packaged offline (99 languages)
+CALIBRATION_TEXT = ("The old fisherman rowed his boat across the quiet lake at dawn. My sister bought twelve green "
+                    "apples at the market yesterday, and we baked a pie that evening for the neighbours.")
 
 
 @dataclass(frozen=True)
@@ -132,11 +141,29 @@ def project(seed_set: SeedSet, run: dict, items: int) -> dict:
             "rows_kept": run["kept"], "load": [round(run["load_before"], 1), round(run["load_after"], 1)]}
 
 
+def calibration(repeats: int = 5) -> float:
+    """Piper en_US joe's CPU seconds (this process, all its threads) per second of audio it speaks."""
+    from s2sbench.pipeline.tts import get_engine
+    from s2sbench.pipeline.tts.voices import get_voice
+
+    voice = get_voice("piper-en-joe")
+    engine = get_engine(voice.engine)
+    engine.synthesize(CALIBRATION_TEXT, voice, 0)  # the model loads once, outside the measure
+    started, audio_s = time.process_time(), 0.0
+    for seed in range(repeats):
+        wave = engine.synthesize(CALIBRATION_TEXT, voice, seed)
+        audio_s += wave.samples.size / wave.sample_rate_hz
+    return round((time.process_time() - started) / audio_s, 4)
+
+
 def readme_section(figures: dict) -> str:
     workers = figures["workers"]
     lines = [f"{figures['items']} items of each set built end to end (synthesis, gate, assembly) through the build "
              f"flow, warm workers, cold clip store; projected = seconds per item x the full set's items. "
              f"{figures['gpu']}.", "",
+             f"Calibration of this machine: Piper en_US joe takes **{figures['calibration_cpu_s_per_audio_s']} CPU s "
+             "per second of audio** (`python bench/bench_projections.py --calibrate-only` prints yours; scale the "
+             "hours by yours over this one).", "",
              "| set | items (full) | text | voices | gate | " + " | ".join(
                  f"{n} worker{'s' if n > 1 else ''}: s/item, projected h" for n in workers) + " |",
              "|---|---|---|---|---|" + "---|" * len(workers)]
@@ -161,11 +188,16 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=usable_cores(), help="N of the N-worker run (default: cores)")
     parser.add_argument("--data", type=Path, default=default_data_dir(), help="folder with storycloze/ and cmmlu/")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--calibrate-only", action="store_true", help="print this machine's calibration figure only")
     args = parser.parse_args()
+    if args.calibrate_only:
+        print(f"Piper en_US joe: {calibration()} CPU s per second of audio")
+        return
     warm_items = 2 * args.workers
     worker_counts = sorted({1, args.workers})
     figures = {"items": args.items, "workers": worker_counts, "cores": usable_cores(),
-               "gpu": "GPU: found, measured by bench_gpu.py" if cuda_device_count() else "GPU: none on this machine", "sets": {}}
+               "gpu": "GPU: found, measured by bench_gpu.py" if cuda_device_count() else "GPU: none on this machine",
+               "calibration_cpu_s_per_audio_s": calibration(), "sets": {}}
     with tempfile.TemporaryDirectory(prefix="s2sbench-bench-projections-") as scratch:
         root = Path(scratch)
         os.environ["PREFECT_HOME"] = str(root / "prefect")
