@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from s2sbench.pipeline.asr.base import TranscriptionError
 from s2sbench.pipeline.audio import ClipStore
 from s2sbench.pipeline.costs import Meter, RowCost
@@ -177,8 +179,7 @@ class Speaker:
                            key=lambda index: outcome.checks[index].error_rate)
             for index in tried:
                 clip = made_for[outcome.checks[index].id]
-                audio = self.store.load(clip.path, f"clip {clip.item_id} {clip.role} ({clip.voice})")
-                outcome.checks[index] = self.verifier.with_margin(outcome.checks[index], audio)
+                outcome.checks[index] = self.verifier.with_margin(outcome.checks[index], self._load(clip))
                 if (passed := self.verifier.on_reference(outcome.checks[index])) is not None:
                     kept[role] = (index, passed)
                     break
@@ -189,10 +190,13 @@ class Speaker:
             outcome.checks[index] = passed
             del pending[role]
 
+    def _load(self, clip: Clip) -> np.ndarray:
+        return self.store.load(clip.path, f"clip {clip.item_id} {clip.role} ({clip.voice})")
+
     def _verify(self, item: Item, clips: Sequence[Clip], voice: Voice, seed: int, attempt: int) -> list[ClipCheck]:
         if not clips:
             return []
-        audios = [self.store.load(clip.path, f"clip {clip.item_id} {clip.role} ({clip.voice})") for clip in clips]
+        audios = [self._load(clip) for clip in clips]
         try:
             return self.verifier.check_batch(clips, audios, attempt)
         except TranscriptionError as error:
