@@ -10,6 +10,10 @@ one replica per core is more work per core-second than one replica with a thread
 each other inside every small matrix product). A replica's arithmetic is the same with one thread or several, so the
 transcripts are the same as one clip at a time.
 
+A clip's encoder output is kept for a while (:class:`RecentEncodings`): the gate scores texts on a clip it has
+just transcribed and failed (the reference margin), and the aligner then starts from that output instead of running
+the encoder a second time on the same window.
+
 With ``pack_clips=True`` several short clips share one window instead (:mod:`s2sbench.pipeline.asr.packing`), so
 the encoder runs once for all of them: about 2.2x the throughput of one clip at a time on a CPU, with transcripts
 that differ (off by default; bench/README.md).
@@ -20,6 +24,9 @@ works offline.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -49,6 +56,37 @@ def resolve_model(model: str) -> tuple[str, str]:
     if packaged is not None:
         return str(packaged), f"{model} (offline package)"
     return model, model
+
+
+class RecentEncodings:
+    """The encoder outputs of the last windows transcribed, found again by the window's samples, up to ``max_bytes``
+    (the oldest go first). Base's output is 3 MB a window; a row's failing attempts (8 at most in the zh tasks) fit
+    many times over."""
+
+    def __init__(self, max_bytes: int = 128 * 2**20):
+        self.max_bytes = max_bytes
+        self._outputs: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()  # the replicas' threads put while the gate's thread gets
+
+    @staticmethod
+    def _key(window: np.ndarray) -> bytes:
+        return hashlib.blake2b(np.ascontiguousarray(window).view(np.uint8), digest_size=16).digest()
+
+    def put(self, windows: Sequence[np.ndarray], outputs: np.ndarray) -> None:
+        with self._lock:
+            for window, output in zip(windows, outputs):
+                key = self._key(window)
+                if key in self._outputs:
+                    self._bytes -= self._outputs.pop(key).nbytes
+                self._outputs[key] = output.copy()
+                self._bytes += output.nbytes
+            while self._bytes > self.max_bytes and self._outputs:
+                self._bytes -= self._outputs.popitem(last=False)[1].nbytes
+
+    def get(self, window: np.ndarray) -> np.ndarray | None:
+        with self._lock:
+            return self._outputs.get(self._key(window))
 
 
 def default_workers(device: str, batch_size: int) -> int:
@@ -96,6 +134,8 @@ class FasterWhisperASR(WhisperASR):
         self.pack_clips = pack_clips
         self.packing = PackingCounts()
         self.workers = workers
+        # a GPU encodes a window in milliseconds, and its output would have to be copied out
+        self._recent = None if device.startswith("cuda") else RecentEncodings()
         self._replicas = ThreadPoolExecutor(workers, thread_name_prefix="faster-whisper") if workers > 1 else None
 
     def multilingual_languages(self) -> set[str]:
@@ -148,11 +188,12 @@ class FasterWhisperASR(WhisperASR):
         that limit."""
         from faster_whisper.transcribe import get_suppressed_tokens
 
-        extractor = self.model.feature_extractor
-        features = np.stack([extractor(window, padding=0)[:, : extractor.nb_max_frames] for window in windows])
+        encoded = self._encode(windows)
+        if self._recent is not None and not timestamps:  # packed windows (timestamps) are never scored again
+            self._recent.put(windows, np.asarray(encoded))
         prompt = self.model.get_prompt(tokenizer, [], without_timestamps=not timestamps)
         results = self.model.model.generate(
-            self.model.encode(features),
+            encoded,
             [list(prompt) for _ in windows],
             beam_size=self.beam_size,
             # CTranslate2 decodes at most half this many new tokens (224 of Whisper's 448 positions, openai-whisper's
@@ -165,10 +206,18 @@ class FasterWhisperASR(WhisperASR):
         return [(result.sequences_ids[0][:MAX_NEW_TOKENS], len(result.sequences_ids[0]) < MAX_NEW_TOKENS)
                 for result in results]
 
-    def _score_window(self, clip: np.ndarray, texts: Sequence[str], language: str) -> list[float]:
-        tokenizer = self._tokenizer(language)
+    def _encode(self, windows: Sequence[np.ndarray]):
         extractor = self.model.feature_extractor
-        encoded = self.model.encode(extractor(pad_to_window(clip), padding=0)[None, :, : extractor.nb_max_frames])
+        return self.model.encode(np.stack([extractor(window, padding=0)[:, : extractor.nb_max_frames] for window in windows]))
+
+    def _score_window(self, clip: np.ndarray, texts: Sequence[str], language: str) -> list[float]:
+        import ctranslate2
+
+        tokenizer = self._tokenizer(language)
+        window = pad_to_window(clip)
+        recent = self._recent.get(window) if self._recent is not None else None
+        encoded = ctranslate2.StorageView.from_array(recent[None]) if recent is not None else self._encode([window])
+        extractor = self.model.feature_extractor
         prompt = list(self.model.get_prompt(tokenizer, [], without_timestamps=True))
         frames = len(clip) // extractor.hop_length
         scores = []

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from s2sbench.pipeline.asr import get_asr
+from s2sbench.pipeline.asr.faster_whisper import FasterWhisperASR, RecentEncodings
+from s2sbench.pipeline.asr.whisper_common import pad_to_window
 from s2sbench.pipeline.asr.base import TranscriptionError
 from s2sbench.pipeline.asr.offline import OfflineModelError, ct2_to_openai, openai_checkpoint
 from s2sbench.pipeline.verify import error_rate
@@ -161,3 +163,25 @@ def test_both_backends_score_a_given_text_on_the_clip(clips, fw_asr, ow_asr):
     assert fast == pytest.approx(reference, abs=2.0)
     assert fw_asr.score_texts(clips[0], [""], "en") == [0.0]
     assert fw_asr.score_texts(np.concatenate([clips[0]] * 12), [SENTENCES[0]], "en") is None
+
+
+def test_scoring_a_transcribed_clip_reuses_its_encoding(clips):
+    """The reference margin scores clips the gate has just transcribed: the aligner starts from the encoder output of
+    that transcription, and the scores are those of a fresh encoding."""
+    gate, fresh = FasterWhisperASR("tiny.en", num_workers=1), FasterWhisperASR("tiny.en", num_workers=1)
+    gate.transcribe(clips[:2], "en")
+    assert gate._recent.get(pad_to_window(clips[0])) is not None
+    assert fresh._recent.get(pad_to_window(clips[0])) is None
+    texts = [SENTENCES[0], SENTENCES[1]]
+    assert gate.score_texts(clips[0], texts, "en") == pytest.approx(fresh.score_texts(clips[0], texts, "en"), abs=1e-3)
+
+
+def test_recent_encodings_keep_to_their_size():
+    recent = RecentEncodings(max_bytes=3 * 4000)
+    windows = [np.full(10, index, dtype=np.float32) for index in range(4)]
+    recent.put(windows, np.zeros((4, 1000), dtype=np.float32))
+    assert [recent.get(window) is not None for window in windows] == [False, True, True, True]
+    recent.put(windows[1:2], np.ones((1, 1000), dtype=np.float32))  # again: now the newest
+    recent.put([np.full(10, 9, dtype=np.float32)], np.zeros((1, 1000), dtype=np.float32))
+    assert recent.get(windows[1]) is not None and recent.get(windows[2]) is None
+    assert recent.get(windows[1])[0] == 1.0
