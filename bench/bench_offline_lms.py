@@ -20,14 +20,14 @@ from pathlib import Path
 import numpy as np
 
 from s2sbench.evaluation.models import ModelAdapter, get_adapter
-from s2sbench.evaluation.protocol import TEXT_TO_TEXT, EvalItem, build_requests, template_for
-from s2sbench.evaluation.scoring import ItemOutcome, Score, chance, outcomes, rules_for
-from s2sbench.evaluation.stats import Counts, bootstrap_accuracy, bootstrap_gap, mcnemar_exact
+from s2sbench.evaluation.protocol.modes import TEXT_TO_TEXT, EvalItem, build_requests, template_for
+from s2sbench.evaluation.protocol.scoring import ItemOutcome, Score, chance, outcomes, rules_for
+from s2sbench.evaluation.protocol.stats import Counts, bootstrap_accuracy, bootstrap_gap, mcnemar_exact
 from s2sbench.flows.demo import DEMO_TASKS
-from s2sbench.pipeline.records import Item
-from s2sbench.pipeline.items import load_task_items
-from s2sbench.pipeline.task_config import TaskConfig, override_source
-from s2sbench.pipeline.tasks import load_task
+from s2sbench.pipeline.core.records import Item
+from s2sbench.pipeline.items.load import load_task_items
+from s2sbench.pipeline.items.task_config import TaskConfig, override_source
+from s2sbench.pipeline.catalog.tasks import load_task
 
 
 def real_tasks(data: Path, stories: int) -> list[tuple[TaskConfig, int | None, str]]:

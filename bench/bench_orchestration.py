@@ -50,8 +50,8 @@ def write_task(folder: Path, n_items: int, voice: str = "espeak-en-us", asr_mode
 CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-from s2sbench.pipeline.build import run_build
-from s2sbench.pipeline.tasks import load_task
+from s2sbench.pipeline.run.build import run_build
+from s2sbench.pipeline.catalog.tasks import load_task
 task, out, store = sys.argv[1:4]
 started = time.perf_counter()
 run_build([load_task(task)], Path(out), shard_size=2, store_root=Path(store))

@@ -45,11 +45,11 @@ import yaml
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_scaling import Config, run_config  # noqa: E402
 
-from s2sbench.pipeline.cpu import cores_per_worker, usable_cores  # noqa: E402
-from s2sbench.pipeline.device import cuda_device_count  # noqa: E402
-from s2sbench.pipeline.records import Item  # noqa: E402
-from s2sbench.pipeline.task_config import TaskConfig  # noqa: E402
-from s2sbench.pipeline.tasks import load_task
+from s2sbench.pipeline.machine.cpu import cores_per_worker, usable_cores  # noqa: E402
+from s2sbench.pipeline.machine.device import cuda_device_count  # noqa: E402
+from s2sbench.pipeline.core.records import Item  # noqa: E402
+from s2sbench.pipeline.items.task_config import TaskConfig  # noqa: E402
+from s2sbench.pipeline.catalog.tasks import load_task
 
 REPO = Path(__file__).resolve().parent.parent
 FALLBACK_GATE_MODEL = "base"  # packaged offline (99 languages)
@@ -82,8 +82,8 @@ def default_data_dir() -> Path | None:
 
 
 def seed_items(seed_set: SeedSet, task: TaskConfig, count: int, data: Path | None) -> list[Item]:
-    from s2sbench.pipeline.items import load_task_items
-    from s2sbench.pipeline.task_config import override_source
+    from s2sbench.pipeline.items.load import load_task_items
+    from s2sbench.pipeline.items.task_config import override_source
 
     if seed_set.name == "zh-sStoryCloze":
         demo = load_task_items(load_task("demo-stories-zh")).items
@@ -107,7 +107,7 @@ def seed_items(seed_set: SeedSet, task: TaskConfig, count: int, data: Path | Non
 
 def gate_model_here(engine: str, model: str) -> str:
     """``model`` if it loads with no download here, else the packaged fallback."""
-    from s2sbench.pipeline.asr.offline import packaged_model_dir
+    from s2sbench.pipeline.gate.asr.offline import packaged_model_dir
 
     if engine != "faster-whisper" or Path(model).expanduser().is_dir() or packaged_model_dir(model) is not None:
         return model
@@ -143,8 +143,8 @@ def project(seed_set: SeedSet, run: dict, items: int) -> dict:
 
 def calibration(repeats: int = 5) -> float:
     """Piper en_US joe's CPU seconds (this process, all its threads) per second of audio it speaks."""
-    from s2sbench.pipeline.tts import get_engine
-    from s2sbench.pipeline.tts.voices import get_voice
+    from s2sbench.pipeline.speech.tts import get_engine
+    from s2sbench.pipeline.catalog.voices import get_voice
 
     voice = get_voice("piper-en-joe")
     engine = get_engine(voice.engine)

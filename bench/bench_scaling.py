@@ -18,10 +18,10 @@ that first build) is printed too.
                without the engine environment (docs/orchestration.md), so only what the engines set when they load
 
 "Engines on K cores" is S2SBENCH_ENGINE_CORES=K (CTranslate2 replicas, onnxruntime and torch threads; Piper runs
-each call on one thread whatever K is); see s2sbench.pipeline.cpu. Each configuration's dataset rows (ids and audio
+each call on one thread whatever K is); see s2sbench.pipeline.machine.cpu. Each configuration's dataset rows (ids and audio
 hashes) are compared with the first one's. The CPU seconds per clip of the processes that run the work units (the
 Dask workers, or the one process) show what running two costs on this machine whatever its load, with their page
-faults per clip (buffers the allocator took fresh from the kernel: see s2sbench.pipeline.cpu), and the CPU time
+faults per clip (buffers the allocator took fresh from the kernel: see s2sbench.pipeline.machine.cpu), and the CPU time
 of the process that runs the flow (for Dask also the scheduler and the nannies), which on 2 cores is taken from the
 workers. The Dask configurations run on the cluster `--runner dask --workers N` starts (``start_local_cluster``). ``--rounds R`` runs every configuration R times, round after round, and keeps each one's fastest build
 (the machine's other jobs only ever slow a run down). The machine's load average is printed with every run.
@@ -75,14 +75,14 @@ def child(config: Config, warm_task: Path, task: Path, scratch: Path) -> dict:
     """One configuration: a warm-up build, then the timed build; runs in its own process (models, caches, env)."""
     from contextlib import ExitStack
 
-    from s2sbench.pipeline.builddir import BuildDir
+    from s2sbench.pipeline.buildfolder.builddir import BuildDir
 
     started = time.perf_counter()
     workers_usage = process_usage  # CPU seconds and page faults of the processes that run the work units
     with ExitStack() as stack:
         if config.runner == "library":
-            from s2sbench.pipeline.build import run_build
-            from s2sbench.pipeline.tasks import load_task
+            from s2sbench.pipeline.run.build import run_build
+            from s2sbench.pipeline.catalog.tasks import load_task
 
             def build(task_path: Path, out: Path, store: Path, shard_size: int) -> None:
                 run_build([load_task(str(task_path))], out, shard_size=shard_size, store_root=store)

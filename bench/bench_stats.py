@@ -16,7 +16,7 @@ import time
 import numpy as np
 from scipy.stats import bootstrap
 
-from s2sbench.evaluation.stats import BootstrapOptions, Counts, _resample_weights, bootstrap_accuracy
+from s2sbench.evaluation.protocol.stats import BootstrapOptions, Counts, _resample_weights, bootstrap_accuracy
 
 
 def main() -> None:

@@ -21,14 +21,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from s2sbench.pipeline.audio import ClipStore
-from s2sbench.pipeline.records import Clip, Role
-from s2sbench.pipeline.items import load_items
-from s2sbench.pipeline.synthesize import Synthesizer
-from s2sbench.pipeline.tasks import load_task
-from s2sbench.pipeline.tts.base import Voice
-from s2sbench.pipeline.tts.coqui import tiny_random_vits
-from s2sbench.pipeline.tts.voices import get_voice
+from s2sbench.pipeline.speech.audio import ClipStore
+from s2sbench.pipeline.core.records import Clip, Role
+from s2sbench.pipeline.items.load import load_items
+from s2sbench.pipeline.speech.synthesize import Synthesizer
+from s2sbench.pipeline.catalog.tasks import load_task
+from s2sbench.pipeline.speech.tts.base import Voice
+from s2sbench.pipeline.speech.tts.coqui import tiny_random_vits
+from s2sbench.pipeline.catalog.voices import get_voice
 
 CONFIG = {"demo-stories-en": ["piper-en-joe", "espeak-en-us"], "demo-stories-zh": ["espeak-zh-pinyin"]}
 EXTRA_VOICE = ("demo-stories-en", "espeak-en-gb-rp")

@@ -23,18 +23,18 @@ from pathlib import Path
 
 import numpy as np
 
-from s2sbench.pipeline.asr import get_asr
-from s2sbench.pipeline.audio import ClipStore
-from s2sbench.pipeline.records import ClipCheck, Item
-from s2sbench.pipeline.items import load_items
-from s2sbench.pipeline.task_config import override_source
-from s2sbench.pipeline.speak import texts_to_speak
-from s2sbench.pipeline.synthesize import Synthesizer
-from s2sbench.pipeline.task_config import TaskConfig
-from s2sbench.pipeline.tasks import load_task
-from s2sbench.pipeline.tts.base import Voice
-from s2sbench.pipeline.tts.voices import get_voice
-from s2sbench.pipeline.verify import Verifier
+from s2sbench.pipeline.gate.asr import get_asr
+from s2sbench.pipeline.speech.audio import ClipStore
+from s2sbench.pipeline.core.records import ClipCheck, Item
+from s2sbench.pipeline.items.load import load_items
+from s2sbench.pipeline.items.task_config import override_source
+from s2sbench.pipeline.speech.speak import texts_to_speak
+from s2sbench.pipeline.speech.synthesize import Synthesizer
+from s2sbench.pipeline.items.task_config import TaskConfig
+from s2sbench.pipeline.catalog.tasks import load_task
+from s2sbench.pipeline.speech.tts.base import Voice
+from s2sbench.pipeline.catalog.voices import get_voice
+from s2sbench.pipeline.gate.verify import Verifier
 
 
 def voices_to_measure(voice_ids: list[str], speakers: list[str]) -> list[Voice]:

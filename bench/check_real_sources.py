@@ -20,11 +20,11 @@ import sys
 import time
 from pathlib import Path
 
-from s2sbench.pipeline.manifest import write_json
-from s2sbench.pipeline.rewrite.base import Question, Statements, check_statements
-from s2sbench.pipeline.items import load_task_items
-from s2sbench.pipeline.task_config import override_source
-from s2sbench.pipeline.tasks import load_task
+from s2sbench.pipeline.core.manifest import write_json
+from s2sbench.pipeline.items.rewrite.base import Question, Statements, check_statements
+from s2sbench.pipeline.items.load import load_task_items
+from s2sbench.pipeline.items.task_config import override_source
+from s2sbench.pipeline.catalog.tasks import load_task
 
 EXPECTED_STORIES = {"winter2018_val.csv": 1571}
 SPRING_2016_STORIES = 1871

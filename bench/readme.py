@@ -22,7 +22,7 @@ def replace_section(text: str, name: str, body: str) -> str:
 
 
 def write_section(name: str, body: str, readme: Path = README) -> None:
-    from s2sbench.pipeline.manifest import atomic_write_text
+    from s2sbench.pipeline.core.manifest import atomic_write_text
 
     text = readme.read_text(encoding="utf-8") if readme.exists() else "# Benchmarks\n"
     atomic_write_text(readme, replace_section(text, name, body))

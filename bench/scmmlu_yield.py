@@ -17,10 +17,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from s2sbench.pipeline.records import Item
-from s2sbench.pipeline.items import load_task_items
-from s2sbench.pipeline.task_config import override_source
-from s2sbench.pipeline.tasks import load_task
+from s2sbench.pipeline.core.records import Item
+from s2sbench.pipeline.items.load import load_task_items
+from s2sbench.pipeline.items.task_config import override_source
+from s2sbench.pipeline.catalog.tasks import load_task
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "sources.md"

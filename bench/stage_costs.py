@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from readme import write_section  # noqa: E402
 
-from s2sbench.pipeline.builddir import BuildDir  # noqa: E402
+from s2sbench.pipeline.buildfolder.builddir import BuildDir  # noqa: E402
 
 
 def section(build: Path, command: str | None) -> str:

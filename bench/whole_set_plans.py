@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_projections import BY_NAME, default_data_dir, seed_items  # noqa: E402
 
-from s2sbench.pipeline.tasks import load_task  # noqa: E402
+from s2sbench.pipeline.catalog.tasks import load_task  # noqa: E402
 
 RELEASE_TASKS = {"zh-sStoryCloze": ("zh-sstorycloze-release", "S2S/StoryCloze/zh_story.jsonl"),
                  "sCMMLU": ("scmmlu-release", "S2S/cmmlu/cmmlu_rewrite_4.jsonl")}

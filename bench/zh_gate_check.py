@@ -22,13 +22,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from readme import show  # noqa: E402
 
-from s2sbench.pipeline.asr import get_asr  # noqa: E402
-from s2sbench.pipeline.audio import ClipStore  # noqa: E402
-from s2sbench.pipeline.builddir import BuildDir  # noqa: E402
-from s2sbench.pipeline.manifest import read_records  # noqa: E402
-from s2sbench.pipeline.records import ClipCheck  # noqa: E402
-from s2sbench.pipeline.reverify import ClipAudio, reverify_build  # noqa: E402
-from s2sbench.pipeline.verify import final_checks, normalize, score_normalized  # noqa: E402
+from s2sbench.pipeline.gate.asr import get_asr  # noqa: E402
+from s2sbench.pipeline.speech.audio import ClipStore  # noqa: E402
+from s2sbench.pipeline.buildfolder.builddir import BuildDir  # noqa: E402
+from s2sbench.pipeline.core.manifest import read_records  # noqa: E402
+from s2sbench.pipeline.core.records import ClipCheck  # noqa: E402
+from s2sbench.pipeline.run.reverify import ClipAudio, reverify_build  # noqa: E402
+from s2sbench.pipeline.gate.verify import final_checks, normalize, score_normalized  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "verification.md"
 SECTION = "zh-gate-check"

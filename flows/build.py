@@ -1,5 +1,5 @@
 """The ``build`` flow: items -> speak (synthesize + verify) per shard -> assemble. Library code does the work;
-this module only maps it over tasks and shards with Prefect (``s2sbench.pipeline.build.run_build`` is the same
+this module only maps it over tasks and shards with Prefect (``s2sbench.pipeline.run.build.run_build`` is the same
 without Prefect)."""
 
 from __future__ import annotations
@@ -11,16 +11,16 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.futures import PrefectWrappedFuture
 
 from s2sbench.flows.stages import names, progress_artifact, stage, whole
-from s2sbench.pipeline.assemble import assemble_build
-from s2sbench.pipeline.build import (
+from s2sbench.pipeline.run.assemble import assemble_build
+from s2sbench.pipeline.run.build import (
     DEFAULT_SHARD_SIZE, build_session, condition_shard, kept_rows, prepare_items, shard_items, speak_shard)
-from s2sbench.pipeline.conditions import context_clips
-from s2sbench.pipeline.build_report import BuildReport
-from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.progress import DEFAULT_INTERVAL_S, BuildProgress, ConditionProgress, ProgressReporter
-from s2sbench.pipeline.task_config import TaskConfig, override_source
-from s2sbench.pipeline.tasks import load_task
-from s2sbench.pipeline.verify import gate_warning
+from s2sbench.pipeline.speech.conditions import context_clips
+from s2sbench.pipeline.buildfolder.build_report import BuildReport
+from s2sbench.pipeline.core.errors import ConfigError
+from s2sbench.pipeline.run.progress import DEFAULT_INTERVAL_S, BuildProgress, ConditionProgress, ProgressReporter
+from s2sbench.pipeline.items.task_config import TaskConfig, override_source
+from s2sbench.pipeline.catalog.tasks import load_task
+from s2sbench.pipeline.gate.verify import gate_warning
 
 
 def _speak_run_name(parameters: dict) -> str:

@@ -10,11 +10,7 @@ import sys
 
 from s2sbench import __version__
 from s2sbench.flows.commands import COMMAND_MODULES
-from s2sbench.pipeline.errors import INTERRUPTED_EXIT_CODE, ConfigError, S2SBenchError, environment_fault
-
-
-class CommandError(ConfigError):
-    """A command-line option that cannot be used: printed without a traceback (unless --debug), exit code 2."""
+from s2sbench.pipeline.core.errors import INTERRUPTED_EXIT_CODE, ConfigError, S2SBenchError, environment_fault
 
 
 EPILOG = """examples:
@@ -55,7 +51,7 @@ class _CurrentStderr(logging.StreamHandler):
 
 
 def show_progress_lines() -> None:
-    """Print a long run's progress lines (:mod:`s2sbench.pipeline.progress`) on stderr, each with its time."""
+    """Print a long run's progress lines (:mod:`s2sbench.pipeline.run.progress`) on stderr, each with its time."""
     progress = logging.getLogger("s2sbench.progress")
     progress.setLevel(logging.INFO)
     progress.propagate = False
@@ -102,14 +98,14 @@ def run_handler(args: argparse.Namespace) -> int:
     """Run the sub-command; one that runs flows (``runs_flow`` set by its parser: true, or a function of the parsed
     arguments) gets a Prefect API first."""
     if getattr(args, "device", None) is not None:
-        from s2sbench.pipeline.device import use_device
+        from s2sbench.pipeline.machine.device import use_device
 
         use_device(args.device)  # before a server, an engine or a worker starts: they read it from the environment
     runs_flow = getattr(args, "runs_flow", False)
     if not (runs_flow(args) if callable(runs_flow) else runs_flow):
         return int(args.handler(args) or 0)
     from s2sbench.flows.server import prefect_api
-    from s2sbench.pipeline.cpu import engine_cores
+    from s2sbench.pipeline.machine.cpu import engine_cores
 
     engine_cores()  # a bad S2SBENCH_ENGINE_CORES fails the command here, not in whichever engine loads first
     if not args.debug:
@@ -160,7 +156,7 @@ def main(argv: list[str] | None = None, *, hard_exit: bool | None = None) -> int
     ``argv``) lets a signal end the process if the command does not end by itself (see
     :mod:`s2sbench.flows.interrupts`)."""
     from s2sbench.flows.interrupts import interrupt_handling
-    from s2sbench.pipeline.cpu import keep_freed_memory
+    from s2sbench.pipeline.machine.cpu import keep_freed_memory
 
     keep_freed_memory()  # before any thread allocates: the engines' threads then share one malloc arena
     parser = build_parser()

@@ -10,7 +10,7 @@ from prefect import flow
 from s2sbench.flows.build import build_flow
 from s2sbench.flows.evaluate import evaluate_flow
 from s2sbench.flows.report import report_flow
-from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.core.errors import ConfigError
 
 
 @dataclass(frozen=True)

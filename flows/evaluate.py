@@ -9,18 +9,18 @@ from pathlib import Path
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
-from s2sbench.evaluation.results_dir import RESULTS_FILE
+from s2sbench.evaluation.results.folder import RESULTS_FILE
 from s2sbench.flows.stages import names, progress_artifact, stage, table
-from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.core.errors import ConfigError
 
 
 def eval_options(tasks: list[str] | None, voices: list[str] | None, limit: int | None, split: str | None,
                  task_files: list[str] | None, bootstrap: int, seed: int | None, requests_per_call: int,
                  results_file: str = RESULTS_FILE):  # fmt: skip
     """The library's options from the flows' plain parameters (what a deployment or the CLI passes)."""
-    from s2sbench.evaluation.run import EvalOptions
-    from s2sbench.evaluation.stats import BootstrapOptions
-    from s2sbench.pipeline.tasks import load_task
+    from s2sbench.evaluation.runner.run import EvalOptions
+    from s2sbench.evaluation.protocol.stats import BootstrapOptions
+    from s2sbench.pipeline.catalog.tasks import load_task
 
     given = {config.name: config for config in (load_task(path) for path in task_files or ())}
     boot = BootstrapOptions(n_resamples=bootstrap, **({"seed": seed} if seed is not None else {}))
@@ -33,14 +33,14 @@ def eval_options(tasks: list[str] | None, voices: list[str] | None, limit: int |
 # before any model loads: a typo stops the run in seconds.
 @stage("check", "check {model} on {dataset}")
 def plan_task(model: str, dataset: str, modes: list[str] | None, model_options: dict, options):
-    from s2sbench.evaluation.plan import plan_evaluation
+    from s2sbench.evaluation.runner.plan import plan_evaluation
 
     return plan_evaluation(model, dataset, modes, model_options, options)
 
 
 @stage("load-model", "load {plan.model}")
 def load_model_task(plan):
-    from s2sbench.evaluation.plan import load_model
+    from s2sbench.evaluation.runner.plan import load_model
 
     return load_model(plan)
 
@@ -53,7 +53,7 @@ def _score_run_name(parameters: dict) -> str:
 
 @stage("score", _score_run_name)
 def score_task(plan, adapter, out_dir: str):
-    from s2sbench.evaluation.plan import score_plan
+    from s2sbench.evaluation.runner.plan import score_plan
 
     return score_plan(plan, adapter, out_dir, [progress_artifact("score-progress", plan.options.progress_interval_s)])
 
@@ -80,7 +80,7 @@ def evaluate_flow(
     declares); ``tasks``, ``voices``, ``limit`` (first N items per task), ``split``: what to score; ``task_files``:
     YAMLs of tasks outside the registry. Writes ``out_dir/results_file`` (and the tables beside it) and returns
     its content."""
-    from s2sbench.evaluation.report.summary import results_markdown
+    from s2sbench.evaluation.results.summary import results_markdown
 
     options = eval_options(tasks, voices, limit, split, task_files, bootstrap, seed, requests_per_call, results_file)
     plan = plan_task(model, dataset, modes, model_options or {}, options)
@@ -93,7 +93,7 @@ def evaluate_flow(
 @stage("evaluate-checkpoint", "evaluate {checkpoint.path.name} (step {checkpoint.step})")
 def checkpoint_task(plan, index: int, checkpoint, checkpoint_arg: str, out):
     from s2sbench.evaluation.models import get_adapter
-    from s2sbench.evaluation.sweep import evaluate_checkpoint
+    from s2sbench.evaluation.runner.sweep import evaluate_checkpoint
 
     adapter = get_adapter(plan.model, **{**plan.model_args, checkpoint_arg: str(checkpoint.path)})
     return evaluate_checkpoint(plan.data, index, checkpoint, adapter, plan.modes, out, plan.options)
@@ -101,14 +101,14 @@ def checkpoint_task(plan, index: int, checkpoint, checkpoint_arg: str, out):
 
 @stage("trajectory", "trajectory of {out.root.name}")
 def trajectory_task(out, checkpoints: list, results: list):
-    from s2sbench.evaluation.sweep import write_trajectory
+    from s2sbench.evaluation.runner.sweep import write_trajectory
 
     return write_trajectory(out, checkpoints, results)
 
 
 def trajectory_markdown(trajectory, normalization: str = "token") -> str:
     """Accuracy per checkpoint, task and mode under each task's own rule (the first of its rules)."""
-    from s2sbench.evaluation.report.summary import percent
+    from s2sbench.evaluation.results.summary import percent
 
     first_rule: dict[str, str] = {}
     rows = []
@@ -142,11 +142,11 @@ def sweep_flow(
     """Evaluate every checkpoint matching ``model_glob`` (each passed to the adapter as its ``checkpoint_arg``
     option; the step read with ``step_pattern``, default the last number of its name) into
     ``out_dir/checkpoints/<name>/``, then write ``out_dir/trajectory.csv`` and the plots; the other parameters as
-    for the evaluate flow. Returns the :class:`~s2sbench.evaluation.sweep.Trajectory`."""
+    for the evaluate flow. Returns the :class:`~s2sbench.evaluation.runner.sweep.Trajectory`."""
     from dataclasses import replace
 
-    from s2sbench.evaluation.results_dir import ResultsDir
-    from s2sbench.evaluation.sweep import DEFAULT_STEP_PATTERN, find_checkpoints
+    from s2sbench.evaluation.results.folder import ResultsDir
+    from s2sbench.evaluation.runner.sweep import DEFAULT_STEP_PATTERN, find_checkpoints
 
     model_options = model_options or {}
     if checkpoint_arg in model_options:

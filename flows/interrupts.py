@@ -23,7 +23,7 @@ import sys
 import threading
 from collections.abc import Iterator
 
-from s2sbench.pipeline.errors import INTERRUPTED_EXIT_CODE
+from s2sbench.pipeline.core.errors import INTERRUPTED_EXIT_CODE
 
 GRACE_S = 1.5  # after the first signal, how long the command has to end by itself (the promise is 5 s)
 SIGNALS = (signal.SIGINT, signal.SIGTERM)

@@ -9,7 +9,7 @@ from prefect import flow
 from prefect.artifacts import create_link_artifact, create_markdown_artifact
 
 from s2sbench.flows.stages import names, stage
-from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.core.errors import ConfigError
 
 NORMALIZATION = "token"
 
@@ -20,7 +20,7 @@ def _load_run_name(parameters: dict) -> str:
 
 @stage("load-results", _load_run_name)
 def load_results_task(paths: list[Path]):
-    from s2sbench.evaluation.report.summary import load_inputs
+    from s2sbench.evaluation.results.summary import load_inputs
 
     return load_inputs(paths)
 
@@ -35,7 +35,7 @@ def audit_task(build_dir: Path, store: Path | None, samples):
 @stage("render-html", "render {out}")
 def render_task(inputs, audit, options, out: Path) -> Path:
     from s2sbench.evaluation.report.html import render_html
-    from s2sbench.pipeline.manifest import atomic_write_text
+    from s2sbench.pipeline.core.manifest import atomic_write_text
 
     atomic_write_text(out, render_html(inputs, audit, options))
     return out
@@ -43,8 +43,8 @@ def render_task(inputs, audit, options, out: Path) -> Path:
 
 @stage("summary-files", "summary tables")
 def summary_task(inputs, normalization: str, markdown: Path | None, csv: Path | None) -> None:
-    from s2sbench.evaluation.report.summary import results_markdown, summary_frame, write_csv
-    from s2sbench.pipeline.manifest import atomic_write_text
+    from s2sbench.evaluation.results.summary import results_markdown, summary_frame, write_csv
+    from s2sbench.pipeline.core.manifest import atomic_write_text
 
     if markdown:
         atomic_write_text(markdown, results_markdown(list(inputs.runs), normalization))
@@ -85,7 +85,7 @@ def report_flow(results: list[str], out: str = "report.html", build_dir: str | N
     if markdown or csv:
         summary_task(inputs, normalization, Path(markdown) if markdown else None, Path(csv) if csv else None)
     if inputs.runs:
-        from s2sbench.evaluation.report.summary import results_markdown
+        from s2sbench.evaluation.results.summary import results_markdown
 
         create_markdown_artifact(markdown=results_markdown(list(inputs.runs), normalization), key="report-summary",
                                  description=title)  # fmt: skip

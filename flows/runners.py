@@ -3,7 +3,7 @@ Dask cluster reached by its scheduler's address (prefect-dask).
 
 Each Dask worker process loads a task's TTS and ASR models once, on its first work unit, and keeps them for every
 later one (``get_engine`` and ``get_asr`` cache them per process). A local cluster of N workers gives each worker
-cores // N for its engines' thread pools (``S2SBENCH_ENGINE_CORES``, :mod:`s2sbench.pipeline.cpu`), one task at a
+cores // N for its engines' thread pools (``S2SBENCH_ENGINE_CORES``, :mod:`s2sbench.pipeline.machine.cpu`), one task at a
 time per worker: N workers then keep N cores busy instead of fighting over them. Its workers start with the engines'
 allocator settings (``ENGINE_MALLOC_ENV``, in place of the nanny's ``MALLOC_TRIM_THRESHOLD_``), and the cluster's
 diagnostics sample less often (:data:`QUIETER_DIAGNOSTICS`): at Dask's defaults they cost an idle worker 5% of a
@@ -13,23 +13,12 @@ their work.
 
 from __future__ import annotations
 
-import argparse
 import os
 
-from s2sbench.flows.commands import positive_int
-from s2sbench.pipeline.cpu import ENGINE_CORES_ENV, ENGINE_MALLOC_ENV, cores_per_worker
-from s2sbench.pipeline.errors import ConfigError, EnvironmentFault
+from s2sbench.pipeline.machine.cpu import ENGINE_CORES_ENV, ENGINE_MALLOC_ENV, cores_per_worker
+from s2sbench.pipeline.core.errors import ConfigError, EnvironmentFault
 
 RUNNERS = ("threads", "dask")
-
-
-def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("execution")
-    group.add_argument("--runner", choices=RUNNERS, help="task runner (default: threads; dask when an address is given)")
-    group.add_argument("--workers", type=positive_int, default=1,
-                       help="threads, or local Dask worker processes (each gets cores/N for its engines)")
-    group.add_argument("--address", "--dask-scheduler", dest="address", metavar="ADDRESS",
-                       help="scheduler address of an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (implies --runner dask)")
 
 
 def local_cluster_kwargs(workers: int) -> dict:

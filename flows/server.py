@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from s2sbench.pipeline.errors import EnvironmentFault
+from s2sbench.pipeline.core.errors import EnvironmentFault
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 4200  # Prefect's own default, so `prefect` commands find the UI where they expect it

@@ -69,7 +69,7 @@ def stage(name: str, run_name: str | Callable[..., str], **options):
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """A markdown table artifact's text."""
-    from s2sbench.evaluation.report.summary import markdown_table
+    from s2sbench.evaluation.results.summary import markdown_table
 
     return "\n".join(markdown_table(header, rows))
 
@@ -80,7 +80,7 @@ def names(values: Sequence[str] | None, none: str = "all") -> str:
 
 
 def progress_artifact(key: str, interval_s: float) -> Callable:
-    """A progress listener (:mod:`s2sbench.pipeline.progress`) that keeps a Prefect progress artifact of the current
+    """A progress listener (:mod:`s2sbench.pipeline.run.progress`) that keeps a Prefect progress artifact of the current
     run (percent done, the progress line as its description) up to date, at most every ``interval_s``."""
     import time
 

@@ -13,14 +13,14 @@ from s2sbench.flows.stages import stage, table
 
 @stage("load-asr", "load {engine}:{model}")
 def load_asr_task(engine: str, model: str, options: dict):
-    from s2sbench.pipeline.asr import get_asr
+    from s2sbench.pipeline.gate.asr import get_asr
 
     return get_asr(engine, model, **options)
 
 
 @stage("reverify", "re-verify {build_dir} with {asr.model_id}")
 def reverify_task(build_dir: Path, asr, out_dir: Path, store: Path | None):
-    from s2sbench.pipeline.reverify import reverify_build
+    from s2sbench.pipeline.run.reverify import reverify_build
 
     return reverify_build(build_dir, asr, out_dir, clip_store=store)
 
@@ -43,9 +43,9 @@ def verify_flow(build_dir: str, engine: str = "faster-whisper", model: str = "ti
                 out_dir: str | None = None, beam_size: int = 1):  # fmt: skip
     """Transcribe every kept clip of ``build_dir`` again with ``engine``/``model``, apply each task's gate and write
     the audit to ``out_dir`` (default: ``<build>/reverify/<model>``); the build is not changed. Returns the
-    :class:`~s2sbench.pipeline.reverify.ReverifyReport`."""
-    from s2sbench.pipeline.builddir import BuildDir
-    from s2sbench.pipeline.reverify import default_out_dir
+    :class:`~s2sbench.pipeline.run.reverify.ReverifyReport`."""
+    from s2sbench.pipeline.buildfolder.builddir import BuildDir
+    from s2sbench.pipeline.run.reverify import default_out_dir
 
     build = BuildDir(build_dir)
     build.read_clips()  # a folder that is not a finished build is reported before the ASR model loads

@@ -18,9 +18,9 @@ def build(tasks: Sequence[str | Path], out: str | Path, *, limit: int | None = N
     """Build ``tasks`` (registry names such as ``"demo-stories-en"``, or task YAML paths) into the build folder
     ``out`` in this process: items, synthesis, the ASR gate, the dataset. Resumes a killed build of the same inputs;
     ``rebuild`` starts a folder built from other inputs over. Returns the
-    :class:`~s2sbench.pipeline.build_report.BuildReport`."""
-    from s2sbench.pipeline.build import run_build
-    from s2sbench.pipeline.tasks import load_task
+    :class:`~s2sbench.pipeline.buildfolder.build_report.BuildReport`."""
+    from s2sbench.pipeline.run.build import run_build
+    from s2sbench.pipeline.catalog.tasks import load_task
 
     if isinstance(tasks, (str, Path)):
         tasks = [tasks]
@@ -45,12 +45,12 @@ def evaluate(model: Any, dataset: Any, modes: Sequence[str] | None = None, *, ou
     - ``out``: the results folder (results.json, results_lm_eval.json, results.md/.csv, samples.jsonl, original/,
       the score cache); None: a temporary folder, removed after the run.
 
-    Returns :class:`~s2sbench.evaluation.run.Results`: ``results.accuracy(task, mode)``, ``results.file`` (the typed
+    Returns :class:`~s2sbench.evaluation.runner.run.Results`: ``results.accuracy(task, mode)``, ``results.file`` (the typed
     results.json), ``results.skipped``. Everything is checked before the model loads."""
-    from s2sbench.evaluation.plan import plan_evaluation, run_plan
-    from s2sbench.evaluation.run import EvalOptions
-    from s2sbench.evaluation.stats import BootstrapOptions
-    from s2sbench.pipeline.tasks import load_task
+    from s2sbench.evaluation.runner.plan import plan_evaluation, run_plan
+    from s2sbench.evaluation.runner.run import EvalOptions
+    from s2sbench.evaluation.protocol.stats import BootstrapOptions
+    from s2sbench.pipeline.catalog.tasks import load_task
 
     def names(value: str | Sequence[str]) -> tuple[str, ...]:
         return (value,) if isinstance(value, str) else tuple(value)

@@ -32,16 +32,16 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 _session_default("S2SBENCH_CLIP_STORE", os.path.join(_SESSION_DIR, "clips"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # pytest-xdist workers share the machine as a local Dask cluster's workers do: each one's engines get its share of the
-# cores (s2sbench.pipeline.cpu), not every core each (ONNX Runtime's idle threads spin, and the workers fight over them)
+# cores (s2sbench.pipeline.machine.cpu), not every core each (ONNX Runtime's idle threads spin, and the workers fight over them)
 if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
-    from s2sbench.pipeline.cpu import ENGINE_CORES_ENV, cores_per_worker
+    from s2sbench.pipeline.machine.cpu import ENGINE_CORES_ENV, cores_per_worker
 
     os.environ.setdefault(ENGINE_CORES_ENV, str(cores_per_worker(int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 # The workers and the commands they start run engines on threads, as a Dask worker does: they start with its allocator
-# settings (s2sbench.pipeline.cpu), or every Whisper pass on a thread faults its buffers in afresh. The shipped-tasks
+# settings (s2sbench.pipeline.machine.cpu), or every Whisper pass on a thread faults its buffers in afresh. The shipped-tasks
 # build measured alone: 2.3 M page faults and 9.9 s of system CPU without them, 0.67 M and 3.8 s with them.
 if not os.environ.get("PYTEST_XDIST_WORKER"):  # read by glibc at a process's start: set in the controller
-    from s2sbench.pipeline.cpu import ENGINE_MALLOC_ENV
+    from s2sbench.pipeline.machine.cpu import ENGINE_MALLOC_ENV
 
     for _name, _value in ENGINE_MALLOC_ENV.items():
         os.environ.setdefault(_name, _value)
@@ -130,7 +130,7 @@ def shared_clip_store(run_folder) -> Path:
 def real_build(prefect_harness, run_folder):
     """A small build made by the build flow with the real stages (Piper, espeak-ng, Whisper tiny.en), once per test
     run: see tests/real_build.py for what it holds. Tests must not change it; copy it (and its store) to damage it."""
-    from .real_build import shared_real_build
+    from tests.real_build import shared_real_build
 
     return shared_real_build(run_folder)
 
@@ -142,8 +142,8 @@ def fake_gpu(monkeypatch):
     ``--device`` unset. torch still has no CUDA, as on a machine with a CPU-only torch."""
     import faster_whisper
 
-    import s2sbench.pipeline.asr
-    import s2sbench.pipeline.device as device
+    import s2sbench.pipeline.gate.asr
+    import s2sbench.pipeline.machine.device as device
 
     asked: list[tuple[str, str]] = []
 
@@ -155,6 +155,6 @@ def fake_gpu(monkeypatch):
     monkeypatch.setattr(device, "cuda_device_count", lambda: 1)
     monkeypatch.setattr(device, "_onnx_available_providers", lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"])
     monkeypatch.setattr(faster_whisper, "WhisperModel", LoadedOnThisCPU)
-    monkeypatch.setattr(s2sbench.pipeline.asr, "_LOADED", {})
+    monkeypatch.setattr(s2sbench.pipeline.gate.asr, "_LOADED", {})
     monkeypatch.setenv(device.DEVICE_ENV, "")  # recorded, so a command that sets it in this process is undone
     return asked

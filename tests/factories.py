@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from s2sbench.pipeline.audio import wav_bytes
+from s2sbench.pipeline.speech.audio import wav_bytes
 
 SAMPLE_RATE_HZ = 16_000
 

@@ -20,7 +20,7 @@ import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .prefect_runs import RecordedRun, recorded_run
+from tests.prefect_runs import RecordedRun, recorded_run
 
 STORIES = [
     ("Tom put the kettle on the stove. Soon the water began to boil.", ["He made a cup of tea.", "He painted the roof."], 0),

@@ -26,7 +26,7 @@ def test_bench_script_imports(script, monkeypatch):
 
 
 def test_the_gpu_bench_says_plainly_that_there_is_no_gpu(monkeypatch, capsys):
-    from s2sbench.pipeline.device import cuda_device_count
+    from s2sbench.pipeline.machine.device import cuda_device_count
 
     if cuda_device_count():
         pytest.skip("a GPU is here: bench_gpu.py measures it (minutes), outside the test run")

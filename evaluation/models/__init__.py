@@ -18,8 +18,8 @@ from typing import Any
 
 from s2sbench.evaluation.models.base import AdapterError, Audio, LogLikelihood, ModelAdapter, Request
 from s2sbench.evaluation.models.options import ModelOptionError, check_options, option_schema
-from s2sbench.pipeline.errors import BackendError, environment_fault
-from s2sbench.pipeline.registry import Registry, UnknownNameError
+from s2sbench.pipeline.core.errors import BackendError, environment_fault
+from s2sbench.pipeline.core.registry import Registry, UnknownNameError
 
 ENTRY_POINT_GROUP = "s2sbench.models"
 

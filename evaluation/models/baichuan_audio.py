@@ -25,8 +25,8 @@ import numpy as np
 
 from s2sbench.evaluation.models.base import Request
 from s2sbench.evaluation.models.remote_code import RemoteCodeAdapter
-from s2sbench.pipeline.audio import wav_bytes
-from s2sbench.pipeline.manifest import atomic_write_bytes, sha256_bytes
+from s2sbench.pipeline.speech.audio import wav_bytes
+from s2sbench.pipeline.core.manifest import atomic_write_bytes, sha256_bytes
 
 BAICHUAN_AUDIO_BASE = "baichuan-inc/Baichuan-Audio-Base"
 #: the processor's outputs the forward pass takes besides input_ids

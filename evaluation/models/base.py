@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from s2sbench.pipeline.errors import BackendError
+from s2sbench.pipeline.core.errors import BackendError
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ import numpy as np
 
 from s2sbench.evaluation.models.base import AdapterError, Audio, LogLikelihood, ModelAdapter, Request
 from s2sbench.evaluation.models.options import forwards_options
-from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.languages import is_unspaced
-from s2sbench.pipeline.manifest import sha256_bytes
+from s2sbench.pipeline.core.errors import ConfigError
+from s2sbench.pipeline.text.languages import is_unspaced
+from s2sbench.pipeline.core.manifest import sha256_bytes
 
 ASR_SAMPLE_RATE_HZ = 16000
 
@@ -49,7 +49,7 @@ class CascadeAdapter(ModelAdapter):
                  language: str | None = None, separator: str | None = None, keep_prefix: bool = False,
                  **lm_options: Any) -> None:
         from s2sbench.evaluation.models import ADAPTERS, get_adapter
-        from s2sbench.pipeline.asr import get_asr
+        from s2sbench.pipeline.gate.asr import get_asr
 
         self.asr = get_asr(asr_engine, asr_model, **(asr_options or {}))
         if isinstance(lm, ModelAdapter):

@@ -23,15 +23,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from s2sbench.evaluation.models.base import AdapterError, LogLikelihood, ModelAdapter, Request
-from s2sbench.pipeline.device import engine_device, torch_device
-from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.machine.device import engine_device, torch_device
+from s2sbench.pipeline.core.errors import ConfigError
 
 _DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
            "float16": "float16", "fp16": "float16"}
 
 
 def resolve_device(device: str | None) -> str:
-    """``None``/``"auto"``: the run's device (``--device``, :mod:`s2sbench.pipeline.device`) where torch can use it."""
+    """``None``/``"auto"``: the run's device (``--device``, :mod:`s2sbench.pipeline.machine.device`) where torch can use it."""
     if device in (None, "auto"):
         return torch_device(engine_device())
     return device

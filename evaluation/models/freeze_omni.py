@@ -29,9 +29,9 @@ import numpy as np
 from s2sbench.evaluation.models.base import AdapterError, Audio, Request
 from s2sbench.evaluation.models.causal import CausalLMAdapter, Encoded, encode_text_pair
 from s2sbench.evaluation.models.options import forwards_options
-from s2sbench.evaluation.models.remote_code import require_remote_code
-from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.manifest import sha256_bytes
+from s2sbench.evaluation.models.trust import require_remote_code
+from s2sbench.pipeline.core.errors import ConfigError
+from s2sbench.pipeline.core.manifest import sha256_bytes
 
 FREEZE_OMNI_CHECKPOINT = "VITA-MLLM/Freeze-Omni"
 FREEZE_OMNI_LLM = "Qwen/Qwen2-7B-Instruct"

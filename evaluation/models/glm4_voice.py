@@ -21,9 +21,9 @@ from typing import Any
 
 from s2sbench.evaluation.models.base import Audio
 from s2sbench.evaluation.models.options import forwards_options
-from s2sbench.evaluation.models.remote_code import require_remote_code
+from s2sbench.evaluation.models.trust import require_remote_code
 from s2sbench.evaluation.models.unit_lm import InterleavedUnitLMAdapter
-from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.core.errors import ConfigError
 
 GLM4_VOICE_LM = "THUDM/glm-4-voice-9b"
 GLM4_VOICE_TOKENIZER = "THUDM/glm-4-voice-tokenizer"

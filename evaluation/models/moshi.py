@@ -26,8 +26,8 @@ import numpy as np
 
 from s2sbench.evaluation.models.base import AdapterError, Audio, LogLikelihood, ModelAdapter, Request
 from s2sbench.evaluation.models.causal import resolve_device, resolve_dtype
-from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.manifest import sha256_bytes
+from s2sbench.pipeline.core.errors import ConfigError
+from s2sbench.pipeline.core.manifest import sha256_bytes
 
 ABSENT = -1  # a stream position with nothing in it: zero embedding
 #: the ``moshi`` package's text ids: PAD between words, EPAD (end of padding) right before a word

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from s2sbench.pipeline.errors import EnvironmentFault
+from s2sbench.pipeline.core.errors import EnvironmentFault
 
 logger = logging.getLogger(__name__)
 

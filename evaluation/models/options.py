@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from s2sbench.pipeline.errors import ConfigError, did_you_mean
+from s2sbench.pipeline.core.errors import ConfigError, did_you_mean
 
 FORWARDS = "__s2sbench_forwards__"
 REQUIRED = inspect.Parameter.empty

@@ -16,7 +16,8 @@ import numpy as np
 from s2sbench.evaluation.models.base import AdapterError, Audio, LogLikelihood, Request
 from s2sbench.evaluation.models.causal import CausalLMAdapter, Encoded, encode_text_pair
 from s2sbench.evaluation.models.options import forwards_options
-from s2sbench.pipeline.manifest import sha256_bytes
+from s2sbench.evaluation.models.trust import without_remote_code
+from s2sbench.pipeline.core.manifest import sha256_bytes
 
 SAMPLE_RATE_HZ = 16000
 AUDIOS_PER_SLICE = 64
@@ -54,7 +55,6 @@ class SpeechLLMAdapter(CausalLMAdapter):
                  batch_size: int = 32, shared_prefix: bool = True, **load_options: Any) -> None:
         super().__init__(device=device, dtype=dtype, batch_size=batch_size, shared_prefix=shared_prefix)
         if not self.runs_remote_code:
-            from s2sbench.evaluation.models.remote_code import without_remote_code  # it imports this module
 
             load_options = without_remote_code(self.name, self.model_class, load_options)
         self.processor = self._load_processor(model, revision=revision, **load_options)

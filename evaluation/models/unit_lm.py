@@ -23,8 +23,8 @@ import numpy as np
 from s2sbench.evaluation.models.base import AdapterError, Audio, Request
 from s2sbench.evaluation.models.causal import CausalLMAdapter, Encoded, encode_text_pair
 from s2sbench.evaluation.models.units import UnitEncoder
-from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.manifest import sha256_bytes
+from s2sbench.pipeline.core.errors import ConfigError
+from s2sbench.pipeline.core.manifest import sha256_bytes
 
 TWIST_ENCODER = "slprl/mhubert-base-25hz"
 TWIST_LAYER = 11

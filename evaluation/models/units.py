@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from s2sbench.evaluation.models.base import AdapterError, Audio
-from s2sbench.pipeline.errors import ConfigError, DataError
-from s2sbench.pipeline.manifest import sha256_bytes
+from s2sbench.pipeline.core.errors import ConfigError, DataError
+from s2sbench.pipeline.core.manifest import sha256_bytes
 
 ENCODER_SAMPLE_RATE_HZ = 16000
 

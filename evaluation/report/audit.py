@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from s2sbench.pipeline.audio import ClipIntegrityError, ClipStore
-from s2sbench.pipeline.build_report import BuildReport
-from s2sbench.pipeline.builddir import BuildDir
-from s2sbench.pipeline.manifest import stable_hash
-from s2sbench.pipeline.records import ClipCheck, Drop, Item
+from s2sbench.pipeline.speech.audio import ClipIntegrityError, ClipStore
+from s2sbench.pipeline.buildfolder.build_report import BuildReport
+from s2sbench.pipeline.buildfolder.builddir import BuildDir
+from s2sbench.pipeline.core.manifest import stable_hash
+from s2sbench.pipeline.core.records import ClipCheck, Drop, Item
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from s2sbench.pipeline.errors import EnvironmentFault
+from s2sbench.pipeline.core.errors import EnvironmentFault
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 FLAGS = (

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from s2sbench.evaluation.report import plots
 from s2sbench.evaluation.report.audit import BuildAudit, SampleOptions, load_build
-from s2sbench.evaluation.protocol import split_mode
-from s2sbench.evaluation.report.summary import (
+from s2sbench.evaluation.protocol.modes import split_mode
+from s2sbench.evaluation.results.summary import (
     CONDITION_HEADER,
     DEGRADATION_NOTE,
     RULE_NOTES,
@@ -29,8 +29,8 @@ from s2sbench.evaluation.report.summary import (
     summary_rows,
     voice_frame,
 )
-from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.manifest import atomic_write_text
+from s2sbench.pipeline.core.errors import ConfigError
+from s2sbench.pipeline.core.manifest import atomic_write_text
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC","PingFang SC","Microsoft YaHei",

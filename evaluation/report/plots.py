@@ -1,6 +1,6 @@
 """The report's figures, each returned as PNG bytes (the HTML embeds them; nothing is written unless asked).
 
-Inputs are the frames of :mod:`s2sbench.evaluation.report.summary` and of the build audit; values are fractions 0..1
+Inputs are the frames of :mod:`s2sbench.evaluation.results.summary` and of the build audit; values are fractions 0..1
 and are drawn as percentages. matplotlib is imported lazily with the Agg backend, so no display is ever needed.
 """
 
@@ -170,7 +170,7 @@ def accuracy_by_mode(accuracies, normalization: str = "token") -> bytes:
 
 def accuracy_by_condition(accuracies, normalization: str = "token") -> bytes:
     """Per task, the accuracy of each speech mode clean and under each acoustic condition (x: the condition)."""
-    from s2sbench.evaluation.protocol import split_mode
+    from s2sbench.evaluation.protocol.modes import split_mode
 
     frame = accuracies.copy()
     split = [split_mode(mode) for mode in frame["mode"]]
@@ -242,7 +242,7 @@ def accuracy_by_voice(voices, normalization: str = "token") -> bytes | None:
 
 def trajectories(rows: Sequence[dict], normalization: str = "token") -> dict[str, bytes]:
     """Per task, the sweep's own trajectory plot (accuracy with its band and the mean losses against the step)."""
-    from s2sbench.evaluation.sweep import plot_trajectory
+    from s2sbench.evaluation.runner.sweep import plot_trajectory
 
     with tempfile.TemporaryDirectory(prefix="s2sbench-report-") as folder:
         paths = plot_trajectory(rows, Path(folder), normalization)

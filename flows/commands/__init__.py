@@ -4,7 +4,13 @@
 
 import argparse
 
-from s2sbench.pipeline.device import DEVICE_CHOICES
+from s2sbench.flows.runners import RUNNERS
+from s2sbench.pipeline.core.errors import ConfigError
+from s2sbench.pipeline.machine.device import DEVICE_CHOICES
+
+
+class CommandError(ConfigError):
+    """A command-line option that cannot be used: printed without a traceback (unless --debug), exit code 2."""
 
 
 def positive_int(text: str) -> int:
@@ -36,6 +42,15 @@ def _bounded_int(text: str, minimum: int) -> int:
     if value < minimum:
         raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
     return value
+
+
+def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("execution")
+    group.add_argument("--runner", choices=RUNNERS, help="task runner (default: threads; dask when an address is given)")
+    group.add_argument("--workers", type=positive_int, default=1,
+                       help="threads, or local Dask worker processes (each gets cores/N for its engines)")
+    group.add_argument("--address", "--dask-scheduler", dest="address", metavar="ADDRESS",
+                       help="scheduler address of an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (implies --runner dask)")
 
 
 def add_device_argument(parser: argparse.ArgumentParser, what: str) -> None:

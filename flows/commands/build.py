@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 from s2sbench.flows.commands import add_command, add_device_argument, positive_float, positive_int
-from s2sbench.flows.runners import add_runner_arguments, check_scheduler, make_task_runner
-from s2sbench.pipeline.progress import DEFAULT_INTERVAL_S
+from s2sbench.flows.commands import add_runner_arguments
+from s2sbench.flows.runners import check_scheduler, make_task_runner
+from s2sbench.pipeline.run.progress import DEFAULT_INTERVAL_S
 
 EXAMPLES = """examples:
   s2sbench build demo-stories-en --out build/
@@ -59,7 +60,7 @@ def load_configs(args: argparse.Namespace) -> list:
 
 
 def dry_run(args: argparse.Namespace, configs: list) -> int:
-    from s2sbench.pipeline.build_plan import plan_build
+    from s2sbench.pipeline.run.build_plan import plan_build
 
     runner = args.runner or ("dask" if args.address else "threads")
     plan = plan_build(configs, args.out, limit=args.limit, shard_size=args.shard_size, seed=args.seed, store_root=args.store,
@@ -70,8 +71,8 @@ def dry_run(args: argparse.Namespace, configs: list) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from s2sbench.flows.build import build_flow
-    from s2sbench.pipeline.builddir import BuildDir
-    from s2sbench.pipeline.fingerprint import build_inputs
+    from s2sbench.pipeline.buildfolder.builddir import BuildDir
+    from s2sbench.pipeline.buildfolder.fingerprint import build_inputs
 
     # config errors, a folder in use or built from other inputs are reported before the orchestrator starts
     configs = load_configs(args)

@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from s2sbench.evaluation.report.summary import results_markdown
+    from s2sbench.evaluation.results.summary import results_markdown
     from s2sbench.flows.demo import DEMO_RUNS, REPORT_FILE, demo_flow
 
     if args.out.exists() and not args.keep:

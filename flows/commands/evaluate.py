@@ -70,7 +70,7 @@ def _names(text: str) -> tuple[str, ...]:
 
 def parse_model_args(pairs: list[str]) -> dict[str, object]:
     import yaml
-    from s2sbench.flows.cli import CommandError
+    from s2sbench.flows.commands import CommandError
 
     options: dict[str, object] = {}
     for pair in pairs:
@@ -82,9 +82,9 @@ def parse_model_args(pairs: list[str]) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from s2sbench.evaluation.report.summary import results_markdown
-    from s2sbench.evaluation.results_dir import RESULTS_FILE, ResultsDir
-    from s2sbench.flows.cli import CommandError
+    from s2sbench.evaluation.results.summary import results_markdown
+    from s2sbench.evaluation.results.folder import RESULTS_FILE, ResultsDir
+    from s2sbench.flows.commands import CommandError
     from s2sbench.flows.evaluate import evaluate_flow, sweep_flow
     if args.step_pattern and args.model_glob is None:
         raise CommandError("--step-pattern needs --model-glob")

@@ -1,6 +1,6 @@
 """``s2sbench items``: write a task's item manifest (no synthesis), its dropped rows and its load report.
 
-This is the loading step of ``s2sbench build`` (the same :func:`~s2sbench.pipeline.sources.load_task_items`).
+This is the loading step of ``s2sbench build`` (the same :func:`~s2sbench.pipeline.items.sources.load_task_items`).
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from s2sbench.pipeline.manifest import write_json, write_records
-    from s2sbench.pipeline.items import load_task_items
-    from s2sbench.pipeline.task_config import override_source
-    from s2sbench.pipeline.tasks import load_task
+    from s2sbench.pipeline.core.manifest import write_json, write_records
+    from s2sbench.pipeline.items.load import load_task_items
+    from s2sbench.pipeline.items.task_config import override_source
+    from s2sbench.pipeline.catalog.tasks import load_task
 
     task = override_source(
         load_task(args.task), path=args.source_path, hub_id=args.hub_id, split=args.split, on_bad_row=args.on_bad_row

@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import tempfile
 
-    from s2sbench.flows.cli import CommandError
+    from s2sbench.flows.commands import CommandError
     from s2sbench.flows.publish import NoTokenError, publish_flow
     from s2sbench.pipeline.publish.hub import PublishError, check_repo_id
 

@@ -31,9 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from s2sbench.flows.cli import CommandError
-    from s2sbench.pipeline.errors import ConfigError
-    from s2sbench.pipeline.tasks import TASKS_DIR, load_task
+    from s2sbench.flows.commands import CommandError
+    from s2sbench.pipeline.core.errors import ConfigError
+    from s2sbench.pipeline.catalog.tasks import TASKS_DIR, load_task
 
     folder = Path(args.dir or TASKS_DIR)
     if not folder.is_dir():

@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from s2sbench.flows.verify import verify_flow
-    from s2sbench.pipeline.device import choose_device
+    from s2sbench.pipeline.machine.device import choose_device
 
     report = verify_flow(
         build_dir=str(args.build_dir), engine=args.engine, model=args.model, device=choose_device(args.device),

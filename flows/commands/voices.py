@@ -46,12 +46,12 @@ def _check(voice, allow_download: bool, out_dir: str | None) -> tuple[str, str]:
     """(status, detail) of one voice: ok, needs download/missing, or failed with the engine's reason."""
     import time
 
-    from s2sbench.pipeline.audio import AudioSettings, postprocess, wav_bytes
-    from s2sbench.pipeline.languages import base_language
-    from s2sbench.pipeline.manifest import atomic_write_bytes
-    from s2sbench.pipeline.normalize import normalize_for_tts
-    from s2sbench.pipeline.tts import get_engine
-    from s2sbench.pipeline.tts.base import SynthesisError
+    from s2sbench.pipeline.speech.audio import AudioSettings, postprocess, wav_bytes
+    from s2sbench.pipeline.text.languages import base_language
+    from s2sbench.pipeline.core.manifest import atomic_write_bytes
+    from s2sbench.pipeline.text.normalize import normalize_for_tts
+    from s2sbench.pipeline.speech.tts import get_engine
+    from s2sbench.pipeline.speech.tts.base import SynthesisError
 
     engine = get_engine(voice.engine)
     missing = engine.missing(voice)
@@ -78,8 +78,8 @@ def _check(voice, allow_download: bool, out_dir: str | None) -> tuple[str, str]:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from s2sbench.flows.cli import CommandError
-    from s2sbench.pipeline.tts.voices import load_voices
+    from s2sbench.flows.commands import CommandError
+    from s2sbench.pipeline.catalog.voices import load_voices
 
     voices = load_voices([Path(p) for p in args.file] if args.file else None)
     if args.voice:

@@ -12,11 +12,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from s2sbench.pipeline.build_report import BuildReport
-from s2sbench.pipeline.builddir import BuildDir
-from s2sbench.pipeline.records import ClipCheck
-from s2sbench.pipeline.configs import DEFAULT_SPLIT, config_name
-from s2sbench.pipeline.task_config import GateConfig, LicenceConfig, SourceConfig, TaskConfig
+from s2sbench.pipeline.buildfolder.build_report import BuildReport
+from s2sbench.pipeline.buildfolder.builddir import BuildDir
+from s2sbench.pipeline.core.records import ClipCheck
+from s2sbench.pipeline.buildfolder.configs import DEFAULT_SPLIT, config_name
+from s2sbench.pipeline.items.task_config import GateConfig, LicenceConfig, SourceConfig, TaskConfig
 
 TEMPLATE = Path(__file__).with_name("dataset_card.md.j2")
 
@@ -130,8 +130,8 @@ def _task_facts(name: str, report: BuildReport) -> TaskFacts:
     entry = report.tasks.get(name)
     config: TaskConfig | None = entry.config if entry is not None else None
     if config is None:
-        from s2sbench.pipeline.task_config import TaskConfigError
-        from s2sbench.pipeline.tasks import load_task
+        from s2sbench.pipeline.items.task_config import TaskConfigError
+        from s2sbench.pipeline.catalog.tasks import load_task
 
         try:
             config = load_task(name)
@@ -150,7 +150,7 @@ def _voice_facts(voice_ids: set[str], report: BuildReport) -> dict[str, dict]:
     voices = {voice: info.model_dump(include=fields) for voice, info in report.voices.items() if voice in voice_ids}
     missing = voice_ids - set(voices)
     if missing:
-        from s2sbench.pipeline.tts.voices import load_voices
+        from s2sbench.pipeline.catalog.voices import load_voices
 
         registry = load_voices()
         for voice in missing:
@@ -233,7 +233,7 @@ def error_rate_rows(checks: list[ClipCheck]) -> list[dict]:
 def card_data(build: BuildDescription, configs: list[HubConfig], features, licence: str | None = None):
     """The card's YAML header as ``huggingface_hub.DatasetCardData``: configs (default marked) with their data files,
     features, rows and sizes; languages; a licence per source; task and size categories."""
-    from s2sbench.pipeline.configs import ConfigEntry, SplitEntry, index_card_data
+    from s2sbench.pipeline.buildfolder.configs import ConfigEntry, SplitEntry, index_card_data
 
     used = sorted({c.task for c in configs})
     entries = [ConfigEntry(name=c.name, default=c.default, splits=[SplitEntry(

@@ -2,7 +2,7 @@
 
 Repo layout: ``README.md`` (the card), ``build_report.json``, and one folder per config with parquet shards
 ``<config>/<split>-00000-of-0000N.parquet`` that embed the audio. The configs are the build's
-(:mod:`s2sbench.pipeline.configs`): a task, or a task and voice when its task file asks for it, in the task's split. Staging is deterministic (same build, same bytes), which is what makes a re-run upload
+(:mod:`s2sbench.pipeline.buildfolder.configs`): a task, or a task and voice when its task file asks for it, in the task's split. Staging is deterministic (same build, same bytes), which is what makes a re-run upload
 skip every file the Hub already holds: the upload compares content hashes with the remote tree before each commit,
 so a run killed half-way resumes without duplicating a file, and a commit whose answer was lost is not re-made.
 
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
-from s2sbench.pipeline.builddir import BuildDir
-from s2sbench.pipeline.errors import BackendError, ConfigError, DataError
-from s2sbench.pipeline.manifest import atomic_write_text, sha256_file, write_json
+from s2sbench.pipeline.buildfolder.builddir import BuildDir
+from s2sbench.pipeline.core.errors import BackendError, ConfigError, DataError
+from s2sbench.pipeline.core.manifest import atomic_write_text, sha256_file, write_json
 from s2sbench.pipeline.publish.card import HubConfig, describe_build, render_card
 
 log = logging.getLogger(__name__)

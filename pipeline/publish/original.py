@@ -12,9 +12,9 @@ for each choice set after the first: the loop scores choice sets under one name 
 maps each uttid back to its item and candidate so that an import restores the build exactly. Without that file (the
 published S2SBench data) item ids come from the uttids and a story's endings keep the order of their rows (the
 right one first). One reader serves both this import and the ``s2sbench-release`` task source:
-:mod:`s2sbench.pipeline.sources.release`, which also holds the layout's records.
+:mod:`s2sbench.pipeline.items.sources.release`, which also holds the layout's records.
 
-An import is a build folder like any other (:class:`~s2sbench.pipeline.builddir.BuildDir`): items, manifests, an
+An import is a build folder like any other (:class:`~s2sbench.pipeline.buildfolder.builddir.BuildDir`): items, manifests, an
 audit whose clips are all ``unverified``, the dataset and a build report, with the imported WAVs (byte for byte) in
 the folder's own clip store ``clips/``; so it can be evaluated, re-verified, reported and published.
 """
@@ -27,20 +27,20 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from s2sbench.pipeline.assemble import finish_build, task_report
-from s2sbench.pipeline.audio import ClipStore, decode_audio
-from s2sbench.pipeline.build_report import Integrity
-from s2sbench.pipeline.configs import config_condition
-from s2sbench.pipeline.builddir import BuildDir, BuildDirError
-from s2sbench.pipeline.dataset import SAMPLE_RATE_HZ, DatasetRow, iter_rows, undecoded
-from s2sbench.pipeline.errors import ConfigError
-from s2sbench.pipeline.manifest import (
+from s2sbench.pipeline.run.assemble import finish_build, task_report
+from s2sbench.pipeline.speech.audio import ClipStore, decode_audio
+from s2sbench.pipeline.buildfolder.build_report import Integrity
+from s2sbench.pipeline.buildfolder.configs import config_condition
+from s2sbench.pipeline.buildfolder.builddir import BuildDir, BuildDirError
+from s2sbench.pipeline.buildfolder.dataset import SAMPLE_RATE_HZ, DatasetRow, iter_rows, undecoded
+from s2sbench.pipeline.core.errors import ConfigError
+from s2sbench.pipeline.core.manifest import (
     atomic_write_bytes,
     atomic_write_text,
     stable_hash,
     write_json,
 )
-from s2sbench.pipeline.records import (
+from s2sbench.pipeline.core.records import (
     BuildRow,
     Clip,
     ClipCheck,
@@ -59,8 +59,8 @@ from s2sbench.pipeline.publish.original_format import (
     story_name,
     story_uttids,
 )
-from s2sbench.pipeline.sources import LoadResult
-from s2sbench.pipeline.sources.release import (
+from s2sbench.pipeline.items.sources import LoadResult
+from s2sbench.pipeline.items.sources.release import (
     SIDECAR,
     ExportedSetEntry,
     ExportSidecar,
@@ -196,7 +196,7 @@ def _wav(spec: OriginalSet, uttid, where: str) -> bytes:
 
 
 def read_original_set(spec: OriginalSet) -> list[tuple[Item, bytes]]:
-    """The items of one original-layout set (:func:`~s2sbench.pipeline.sources.release.read_layout`) with their
+    """The items of one original-layout set (:func:`~s2sbench.pipeline.items.sources.release.read_layout`) with their
     context audio (wav bytes)."""
     return [(entry.item, _wav(spec, entry.uttid, f"{spec.jsonl}:{entry.item.source.row}"))
             for entry in read_layout(spec.jsonl, spec.task, spec.language, uttids=spec.uttids)]

@@ -16,7 +16,7 @@ import numpy as np
 
 from s2sbench.evaluation.models import ADAPTERS
 from s2sbench.evaluation.models.base import ModelAdapter
-from s2sbench.pipeline.asr import ASR_ENGINES, ASREngine
+from s2sbench.pipeline.gate.asr import ASR_ENGINES, ASREngine
 
 SIDE = 6000  # a 6000 x 6000 float32 product: hundreds of GFLOP, far longer than any grace period here
 

@@ -9,10 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from s2sbench.pipeline.builddir import BuildDir
-from s2sbench.pipeline.errors import EnvironmentFault, environment_fault
+from s2sbench.pipeline.buildfolder.builddir import BuildDir
+from s2sbench.pipeline.core.errors import EnvironmentFault, environment_fault
 
-from .conftest import STORIES, World, expect
+from tests.badinput.conftest import STORIES, World, expect
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -128,7 +128,7 @@ def test_a_plain_library_value_error_stays_a_bug(world, monkeypatch):
     """A ValueError from a library is not dressed up as a user error: it keeps its traceback (exit 1)."""
     import pytest
 
-    from s2sbench.pipeline import tasks
+    from s2sbench.pipeline.catalog import tasks
 
     def broken(name_or_path):
         raise ValueError("a library's own bug")

@@ -7,9 +7,9 @@ import socket
 
 import pytest
 
-from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.core.errors import ConfigError
 
-from .conftest import World, expect
+from tests.badinput.conftest import World, expect
 
 GOOD_TEMPLATES = {"text_context": "{context} {continuation}", "speech_context": "Listen: <audio>{continuation}"}
 

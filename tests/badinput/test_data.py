@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from ..real_build import CHOICE_TASK, STORY_TASK
-from .conftest import STORIES, World, expect
+from tests.real_build import CHOICE_TASK, STORY_TASK
+from tests.badinput.conftest import STORIES, World, expect
 
 GOOD = STORIES[0]
 

@@ -10,10 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-from s2sbench.evaluation.results_dir import ResultsDir
-from s2sbench.pipeline.builddir import BuildDir
+from s2sbench.evaluation.results.folder import ResultsDir
+from s2sbench.pipeline.buildfolder.builddir import BuildDir
 
-from .conftest import STORIES, World
+from tests.badinput.conftest import STORIES, World
 
 STOP_WITHIN_S = 5.0
 REPO = Path(__file__).resolve().parents[2]

@@ -13,13 +13,13 @@ import wave
 
 import numpy as np
 
-from s2sbench.pipeline.dataset import COLUMNS, DatasetRow, dataset_features, make_split
-from s2sbench.pipeline.tts.onnx_cache import CACHE_ENV, derived_bytes, onnx_cache_dir
+from s2sbench.pipeline.buildfolder.dataset import COLUMNS, DatasetRow, dataset_features, make_split
+from s2sbench.pipeline.speech.tts.onnx_cache import CACHE_ENV, derived_bytes, onnx_cache_dir
 
 PROBE = r"""
 import json, pickle, sys
-from s2sbench.pipeline.dataset import make_split
-from s2sbench.pipeline.verify import _basic_normalizer, _english_normalizer, error_rate, normalize
+from s2sbench.pipeline.buildfolder.dataset import make_split
+from s2sbench.pipeline.gate.verify import _basic_normalizer, _english_normalizer, error_rate, normalize
 
 texts = ["Mr. Smith paid $20 at 3:00pm, colour!", "It's the 1st of May; they'll be 21.", "Hola, ¿qué tal?"]
 normalized = [normalize(text, "en") for text in texts[:2]] + [normalize(texts[2], "es")]
@@ -84,9 +84,9 @@ def test_a_split_holds_what_datasets_own_encoding_makes_of_its_rows(tmp_path):
 CLIP_PROBE = r"""
 import json, sys
 import numpy as np
-from s2sbench.pipeline.audio import AudioSettings, postprocess
-from s2sbench.pipeline.tts.piper import PiperEngine
-from s2sbench.pipeline.tts.voices import get_voice
+from s2sbench.pipeline.speech.audio import AudioSettings, postprocess
+from s2sbench.pipeline.speech.tts.piper import PiperEngine
+from s2sbench.pipeline.catalog.voices import get_voice
 
 samples = postprocess(PiperEngine().synthesize(sys.argv[1], get_voice("piper-en-joe"), 3), AudioSettings())
 heavy = sorted(name for name in ("onnx", "librosa", "numba") if name in sys.modules)
@@ -95,9 +95,9 @@ print(json.dumps({"heavy": heavy, "samples": samples.tobytes().hex()}))
 
 
 def test_a_clip_made_after_the_first_imports_neither_onnx_nor_librosa(tmp_path, monkeypatch):
-    from s2sbench.pipeline.audio import AudioSettings, postprocess
-    from s2sbench.pipeline.tts.piper import PiperEngine
-    from s2sbench.pipeline.tts.voices import get_voice
+    from s2sbench.pipeline.speech.audio import AudioSettings, postprocess
+    from s2sbench.pipeline.speech.tts.piper import PiperEngine
+    from s2sbench.pipeline.catalog.voices import get_voice
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "onnx"))
     text = "The kettle began to boil."

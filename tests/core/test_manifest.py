@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from s2sbench.pipeline.manifest import (
+from s2sbench.pipeline.core.manifest import (
     ManifestError,
     ResumableJsonlWriter,
     atomic_write_text,
@@ -10,7 +10,7 @@ from s2sbench.pipeline.manifest import (
     stable_hash,
     write_records,
 )
-from s2sbench.pipeline.records import Drop, Item, Reason, Source
+from s2sbench.pipeline.core.records import Drop, Item, Reason, Source
 
 
 def make_item(item_id="s1", right=0):

@@ -9,17 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 from s2sbench.evaluation.models.base import Audio, LogLikelihood, ModelAdapter, Request
-from s2sbench.pipeline.assemble import finish_build, task_report
-from s2sbench.pipeline.audio import ClipStore
-from s2sbench.pipeline.build_report import Integrity
-from s2sbench.pipeline.builddir import BuildDir
-from s2sbench.pipeline.manifest import stable_hash
-from s2sbench.pipeline.records import BuildRow, Clip, ClipCheck, Item, Role, Source
-from s2sbench.pipeline.sources import LoadResult
-from s2sbench.pipeline.task_config import TaskConfig
-from s2sbench.pipeline.tasks import load_task
+from s2sbench.pipeline.run.assemble import finish_build, task_report
+from s2sbench.pipeline.speech.audio import ClipStore
+from s2sbench.pipeline.buildfolder.build_report import Integrity
+from s2sbench.pipeline.buildfolder.builddir import BuildDir
+from s2sbench.pipeline.core.manifest import stable_hash
+from s2sbench.pipeline.core.records import BuildRow, Clip, ClipCheck, Item, Role, Source
+from s2sbench.pipeline.items.sources import LoadResult
+from s2sbench.pipeline.items.task_config import TaskConfig
+from s2sbench.pipeline.catalog.tasks import load_task
 
-from ..factories import byte_tokenizer, save_tiny_gpt2, tone_wav
+from tests.factories import byte_tokenizer, save_tiny_gpt2, tone_wav
 
 SAMPLE_RATE_HZ = 16_000
 STORY_VOICES = ("voice-a", "voice-b")

@@ -8,12 +8,12 @@ import sys
 import pytest
 import yaml
 
-from .conftest import ToyAdapter
+from tests.evaluation.conftest import ToyAdapter
 
 import s2sbench
 from s2sbench.evaluation.models import ModelOptionError
-from s2sbench.evaluation.protocol import ModeError
-from s2sbench.evaluation.run import Results
+from s2sbench.evaluation.protocol.modes import ModeError
+from s2sbench.evaluation.runner.run import Results
 from s2sbench.flows.cli import main
 
 
@@ -28,7 +28,7 @@ def choice_task_file(tmp_path, eval_tasks):
 def test_evaluate_takes_a_datasets_object_or_a_saved_folder_and_returns_typed_results(build_dir, tmp_path, choice_task_file):
     import datasets
 
-    from s2sbench.pipeline.builddir import BuildDir
+    from s2sbench.pipeline.buildfolder.builddir import BuildDir
 
     config = BuildDir(build_dir).load_dataset()["mc-zh"]
     saved = tmp_path / "saved"

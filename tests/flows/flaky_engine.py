@@ -1,8 +1,8 @@
 """A real engine that fails on some texts: espeak-ng, refusing any text with the word 'boat' (a planted backend
 failure for the flow tests, registered through the engine registry like a third-party engine)."""
 
-from s2sbench.pipeline.tts.base import SynthesisError, Voice, Waveform
-from s2sbench.pipeline.tts.espeak import EspeakEngine
+from s2sbench.pipeline.speech.tts.base import SynthesisError, Voice, Waveform
+from s2sbench.pipeline.speech.tts.espeak import EspeakEngine
 
 
 class BoatRefusingEspeak(EspeakEngine):

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 from s2sbench.flows.cli import main
-from s2sbench.pipeline.builddir import BuildDir
+from s2sbench.pipeline.buildfolder.builddir import BuildDir
 
-from ..real_build import CHOICE_TASK, CHOICE_VOICE, STORY_TASK
+from tests.real_build import CHOICE_TASK, CHOICE_VOICE, STORY_TASK
 
 
 def _fingerprint(build: Path) -> list[tuple[str, dict[str, str]]]:
@@ -58,7 +58,7 @@ def test_the_build_report_says_where_the_time_went(real_build):
     """build_report.json's cost table: wall and CPU seconds per clip for each voice's synthesis, the gate, retries
     and assembly, from the rows the shards measured (costs.jsonl beside each shard's rows), and the clip store's
     ledger of the shards for the next plan."""
-    from s2sbench.pipeline.costs import CostLedger
+    from s2sbench.pipeline.machine.costs import CostLedger
 
     build = BuildDir(real_build.root)
     costs = build.read_report().costs

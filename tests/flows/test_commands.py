@@ -1,5 +1,5 @@
 """The commands that do work are thin callers of their flows: every option of the command reaches the flow as a
-parameter it accepts (`--device` reaches the engines through the environment instead: tests/core/test_device.py).
+parameter it accepts (`--device` reaches the engines through the environment instead: tests/machine/test_device.py).
 The flows themselves run for real in the tests of each command."""
 
 from __future__ import annotations

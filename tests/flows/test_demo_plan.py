@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from s2sbench.flows.demo import DEMO_RUNS, DEMO_TASKS, demo_runs
-from s2sbench.pipeline.tasks import load_task
+from s2sbench.pipeline.catalog.tasks import load_task
 
 ASR_LANGUAGES = {"tiny.en": {"en"}, "base": {"en", "zh"}}  # the offline Whisper models, among what they read
 
@@ -21,7 +21,7 @@ def test_each_demo_task_is_evaluated_once_by_a_cascade_for_its_language():
 
 def test_every_demo_task_speaks_in_two_voices():
     """Voice is a factor of the demo's results in each language (its report has an accuracy per voice)."""
-    from s2sbench.pipeline.tts.voices import get_voice
+    from s2sbench.pipeline.catalog.voices import get_voice
 
     for name in DEMO_TASKS:
         voices = [get_voice(voice) for voice in load_task(name).voices]

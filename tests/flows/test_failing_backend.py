@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from s2sbench.pipeline.builddir import BuildDir
+from s2sbench.pipeline.buildfolder.builddir import BuildDir
 
 
 def test_flow_finishes_when_a_backend_fails_on_some_clips(prefect_harness, story_task, tmp_path, monkeypatch):
     from s2sbench.flows.build import build_flow
-    from s2sbench.pipeline import tts
+    from s2sbench.pipeline.speech import tts
 
-    from .flaky_engine import BoatRefusingEspeak
+    from tests.flows.flaky_engine import BoatRefusingEspeak
 
     monkeypatch.setitem(tts.ENGINES.added, "flaky-espeak", "tests.flows.flaky_engine:BoatRefusingEspeak")
     voices = tmp_path / "voices.yaml"

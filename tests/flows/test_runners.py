@@ -6,15 +6,10 @@ import os
 
 import pytest
 
-from s2sbench.flows.runners import (
-    QUIETER_DIAGNOSTICS,
-    add_runner_arguments,
-    local_cluster_kwargs,
-    make_task_runner,
-    start_local_cluster,
-)
-from s2sbench.pipeline.builddir import BuildDir
-from s2sbench.pipeline.cpu import ENGINE_CORES_ENV, ENGINE_MALLOC_ENV, cores_per_worker, engine_cores, usable_cores
+from s2sbench.flows.commands import add_runner_arguments
+from s2sbench.flows.runners import QUIETER_DIAGNOSTICS, local_cluster_kwargs, make_task_runner, start_local_cluster
+from s2sbench.pipeline.buildfolder.builddir import BuildDir
+from s2sbench.pipeline.machine.cpu import ENGINE_CORES_ENV, ENGINE_MALLOC_ENV, cores_per_worker, engine_cores, usable_cores
 
 
 def _fingerprint(build):
@@ -26,8 +21,8 @@ def _worker_state() -> dict:
     with, its profiler's sampling interval and the models it loaded."""
     import dask
 
-    from s2sbench.pipeline import asr
-    from s2sbench.pipeline.tts import get_engine
+    from s2sbench.pipeline.gate import asr
+    from s2sbench.pipeline.speech.tts import get_engine
 
     return {"engine_cores": os.environ.get(ENGINE_CORES_ENV), "asr_models": len(asr._LOADED),
             "piper_voices": len(get_engine("piper")._loaded),
@@ -40,8 +35,8 @@ def test_two_dask_workers_build_the_rows_of_one_worker(prefect_harness, story_ta
     from dask.distributed import Client
 
     from s2sbench.flows.build import build_flow
-    from s2sbench.pipeline.build import run_build
-    from s2sbench.pipeline.tasks import load_task
+    from s2sbench.pipeline.run.build import run_build
+    from s2sbench.pipeline.catalog.tasks import load_task
 
     monkeypatch.delenv(ENGINE_CORES_ENV, raising=False)  # the cluster gives its own share (tests/conftest.py set ours)
 
@@ -59,7 +54,7 @@ def test_two_dask_workers_build_the_rows_of_one_worker(prefect_harness, story_ta
     assert on_dask["totals"] == one_worker.model_dump(mode="json")["totals"]
     # each process has its share of the cores and loaded its models once, however many units it ran
     assert [worker["engine_cores"] for worker in workers] == [str(cores_per_worker(2))] * 2
-    # in place of the nanny's MALLOC_TRIM_THRESHOLD_=65536 (tests/core/test_engine_memory.py: what they change)
+    # in place of the nanny's MALLOC_TRIM_THRESHOLD_=65536 (tests/machine/test_engine_memory.py: what they change)
     assert [worker["malloc"] for worker in workers] == [ENGINE_MALLOC_ENV] * 2
     assert [worker["diagnostics"] for worker in workers] == [QUIETER_DIAGNOSTICS] * 2
     assert all(worker["asr_models"] <= 1 and worker["piper_voices"] <= 1 for worker in workers)
@@ -95,8 +90,8 @@ def test_engine_cores_come_from_the_environment(monkeypatch):
 def test_engines_take_their_share_of_the_cores(monkeypatch):
     """faster-whisper decodes on one CTranslate2 replica per core of the share, one thread each; Piper runs every
     call on one onnxruntime thread whatever the share (the thread count would change the audio's last bits)."""
-    from s2sbench.pipeline.asr.faster_whisper import FasterWhisperASR
-    from s2sbench.pipeline.tts.piper import PiperEngine, resolve_model
+    from s2sbench.pipeline.gate.asr.faster_whisper import FasterWhisperASR
+    from s2sbench.pipeline.speech.tts.piper import PiperEngine, resolve_model
 
     monkeypatch.setenv(ENGINE_CORES_ENV, "1")
     assert FasterWhisperASR("tiny.en").model.model.num_workers == 1

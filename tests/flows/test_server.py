@@ -19,7 +19,7 @@ import pytest
 
 from s2sbench.flows import server
 
-from ..conftest import run_server_database
+from tests.conftest import run_server_database
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from prefect import flow
 
 from s2sbench.flows.stages import stage, whole
 
-from ..prefect_runs import recorded_run
+from tests.prefect_runs import recorded_run
 
 
 class Watched(dict):

@@ -34,7 +34,7 @@ os.environ.pop("HF_HUB_OFFLINE", None)
 os.environ.pop("HF_DATASETS_OFFLINE", None)
 
 
-from .local_hub import LocalHub  # noqa: E402
+from tests.publish.local_hub import LocalHub  # noqa: E402
 
 FAKE_TOKEN = "hf_fixtureTOKEN0123456789secret"
 

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from ..real_build import CHOICE_LICENCE, CHOICE_TASK, STORY_TASK
-from s2sbench.pipeline.builddir import BuildDir
-from s2sbench.pipeline.configs import read_index
-from s2sbench.pipeline.errors import ConfigError
+from tests.real_build import CHOICE_LICENCE, CHOICE_TASK, STORY_TASK
+from s2sbench.pipeline.buildfolder.builddir import BuildDir
+from s2sbench.pipeline.buildfolder.configs import read_index
+from s2sbench.pipeline.core.errors import ConfigError
 from s2sbench.pipeline.publish.card import describe_build, size_category
 from s2sbench.pipeline.publish.hub import stage_repo
 

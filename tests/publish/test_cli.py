@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ..prefect_runs import recorded_run
-from ..real_build import CHOICE_TASK, STORY_TASK
-from .conftest import FAKE_TOKEN
+from tests.prefect_runs import recorded_run
+from tests.real_build import CHOICE_TASK, STORY_TASK
+from tests.publish.conftest import FAKE_TOKEN
 
 from s2sbench.flows.cli import main
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from ..factories import save_tiny_gpt2
-from ..real_build import CHOICE_TASK, STORY_TASK
-from .test_hub import FAST
+from tests.factories import save_tiny_gpt2
+from tests.real_build import CHOICE_TASK, STORY_TASK
+from tests.publish.test_hub import FAST
 
-from s2sbench.evaluation.results_dir import ResultsFile
+from s2sbench.evaluation.results.folder import ResultsFile
 from s2sbench.flows.cli import main
 from s2sbench.pipeline.publish.hub import publish_build
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 
 import pytest
-from ..real_build import CHOICE_TASK, STORY_TASK
-from .conftest import FAKE_TOKEN
+from tests.real_build import CHOICE_TASK, STORY_TASK
+from tests.publish.conftest import FAKE_TOKEN
 
-from s2sbench.pipeline.builddir import BuildDir
-from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.buildfolder.builddir import BuildDir
+from s2sbench.pipeline.core.errors import ConfigError
 from s2sbench.pipeline.publish.hub import PublishError, RetryPolicy, publish_build, stage_repo, upload_repo, verify_upload
 
 FAST = RetryPolicy(attempts=4, base_delay_s=0.01, max_delay_s=0.05)
@@ -50,7 +50,7 @@ def test_staging_refuses_a_folder_in_use(build_dir, tmp_path):
 
 def _rows(split) -> list[dict]:
     """Every column of every row, the audio as its bytes (what a user of the data gets)."""
-    from s2sbench.pipeline.dataset import undecoded
+    from s2sbench.pipeline.buildfolder.dataset import undecoded
 
     rows = undecoded(split).to_list()
     for row in rows:

