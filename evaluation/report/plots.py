@@ -18,6 +18,7 @@ MAX_WIDTH_IN = 9.4  # the report's column is 952 px wide in a 1000 px window: a 
 PANELS_PER_ROW = 3
 LEGEND_LABEL_CHARS = 60  # a legend label wraps past this many characters
 LEGEND_CHAR_PX, LEGEND_HANDLE_PX = 6, 48  # a character of a small legend label, and the handle with its gaps
+CONDITION_WIDTH_IN = 0.85  # a condition's bars and its two-line label ("S->T" over "babble5")
 HEADROOM_POINTS = 6.0  # above the highest interval end, so its cap and the frame never meet
 
 
@@ -31,8 +32,9 @@ def _pyplot():
 
 
 def _panels(n_panels: int, panel_width_in: float, height_in: float):
-    """A constrained-layout figure of ``n_panels`` panels, at most PANELS_PER_ROW a row, no wider than MAX_WIDTH_IN."""
-    columns = min(n_panels, PANELS_PER_ROW)
+    """A constrained-layout figure of ``n_panels`` panels, at most PANELS_PER_ROW a row and no more than fit at
+    ``panel_width_in`` each, no wider than MAX_WIDTH_IN."""
+    columns = max(1, min(n_panels, PANELS_PER_ROW, int(MAX_WIDTH_IN // panel_width_in)))
     rows = -(-n_panels // columns)
     width = min(MAX_WIDTH_IN, max(5.0, panel_width_in * columns))
     figure, axes = _pyplot().subplots(rows, columns, figsize=(width, height_in * rows), squeeze=False,
@@ -140,12 +142,34 @@ def _grouped(
     return where
 
 
-def accuracy_figure(accuracies, normalization: str = "token"):
-    """One panel per task: accuracy per mode (one bar per run) with its 95% interval; chance as a dashed line."""
+def readable_ticks(figure, axes) -> None:
+    """Turn the x labels of each panel whose labels would overlap: 45 degrees, then upright if that is not enough
+    (the constrained layout then makes room under the panel)."""
+    for axis in axes:
+        for rotation in (0, 45, 90):
+            for label in axis.get_xticklabels():
+                label.set_rotation(rotation)
+                label.set_horizontalalignment("center" if rotation in (0, 90) else "right")
+                label.set_rotation_mode("anchor" if rotation == 45 else "default")
+            if not tick_labels_overlap(figure, axis):
+                break
+
+
+def tick_labels_overlap(figure, axis) -> bool:
+    """Whether any two x labels of ``axis`` overlap as drawn."""
+    figure.canvas.draw()
+    boxes = [label.get_window_extent() for label in axis.get_xticklabels() if label.get_text()]
+    return any(first.overlaps(second) for index, first in enumerate(boxes) for second in boxes[index + 1:])
+
+
+def accuracy_figure(accuracies, normalization: str = "token", mode_width_in: float = 0.0):
+    """One panel per task: accuracy per mode (one bar per run) with its 95% interval; chance as a dashed line.
+    ``mode_width_in``: the width a mode's group of bars needs, where modes are many (conditions)."""
     frame = accuracies[accuracies["normalization"] == normalization]
     tasks = list(dict.fromkeys(frame["task"]))
     colors = _colors(frame["run"])
-    figure, axes = _panels(len(tasks), 3.1, 3.4)
+    most_modes = max((frame[frame["task"] == task]["mode"].nunique() for task in tasks), default=1)
+    figure, axes = _panels(len(tasks), max(3.1, mode_width_in * most_modes), 3.4)
     for axis, task in zip(axes, tasks):
         rows = frame[frame["task"] == task]
         rule = rows["rule"].iloc[0]  # the task's own rule comes first in results.json
@@ -161,6 +185,7 @@ def accuracy_figure(accuracies, normalization: str = "token"):
         axis.set_title(f"{task}\n({rule})", fontsize="medium")
         axis.set_ylabel("accuracy % (95% CI)")
     _legend_below(figure, axes)
+    readable_ticks(figure, axes)
     return figure
 
 
@@ -168,16 +193,21 @@ def accuracy_by_mode(accuracies, normalization: str = "token") -> bytes:
     return png(accuracy_figure(accuracies, normalization))
 
 
-def accuracy_by_condition(accuracies, normalization: str = "token") -> bytes:
-    """Per task, the accuracy of each speech mode clean and under each acoustic condition (x: the condition)."""
+def condition_figure(accuracies, normalization: str = "token"):
+    """Per task, the accuracy of each speech mode clean and under each acoustic condition (x: the condition, its
+    label on two lines under a panel as wide as the conditions need)."""
     from s2sbench.evaluation.protocol.modes import split_mode
 
     frame = accuracies.copy()
     split = [split_mode(mode) for mode in frame["mode"]]
     heard = [any(other[0] == base and other[1] is not None for other in split) for base, _ in split]
     frame = frame[heard]
-    frame["mode"] = [f"{base} {condition or 'clean'}" for base, condition in (split_mode(m) for m in frame["mode"])]
-    return png(accuracy_figure(frame, normalization))
+    frame["mode"] = [f"{base}\n{condition or 'clean'}" for base, condition in (split_mode(m) for m in frame["mode"])]
+    return accuracy_figure(frame, normalization, mode_width_in=CONDITION_WIDTH_IN)
+
+
+def accuracy_by_condition(accuracies, normalization: str = "token") -> bytes:
+    return png(condition_figure(accuracies, normalization))
 
 
 def degradation_figure(gaps, normalization: str = "token"):

@@ -99,3 +99,18 @@ def test_a_run_keeps_its_colour_across_panels():
     bar_colours = [tuple(axis.patches[0].get_facecolor()) for axis in figure.axes]
     plots._pyplot().close(figure)
     assert bar_colours[1] == bar_colours[2] != bar_colours[0]  # each panel has one bar; the zh run's match
+
+
+@pytest.mark.parametrize("conditions", [1, 3, 6, 12])
+def test_the_conditions_chart_keeps_its_labels_apart_at_any_number_of_conditions(conditions):
+    names = ["babble5", "phone", "room", "fast", "loud", "musan0", "slow", "quiet", "echo", "white10", "pink0", "lp"]
+    rows = [{"run": run, "task": task, "mode": mode, "normalization": "token", "rule": "pairwise_strict",
+             "accuracy": 0.6, "ci_low": 0.5, "ci_high": 0.7, "chance": 0.5}
+            for run in ("cascade (en)", "other") for task in ("demo-stories-en", "demo-stories-zh")
+            for mode in ["T->T", "S->T", *(f"S->T@{name}" for name in names[:conditions])]]
+    figure = plots.condition_figure(pd.DataFrame(rows))
+    labels = [label.get_text() for label in figure.axes[0].get_xticklabels()]
+    assert labels == ["S->T\nclean", *(f"S->T\n{name}" for name in names[:conditions])]
+    assert plots.layout_problems(figure) == []
+    assert figure.get_size_inches()[0] * plots.DPI <= COLUMN_PX
+    plots._pyplot().close(figure)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -213,8 +214,16 @@ def test_eval_and_report_show_each_condition(condition_build, tmp_path):
         assert entry.conditions[condition.name].asr_error_rate is not None
     markdown = results_markdown(results.file)
     assert "### Acoustic conditions" in markdown and "| babble5 | type=noise, snr_db=5.0, noise=babble | S->T |" in markdown
-    page = write_report([tmp_path / "eval"], tmp_path / "report.html", root / "build").read_text(encoding="utf-8")
+    report = write_report([tmp_path / "eval"], tmp_path / "report.html", root / "build")
+    page = report.read_text(encoding="utf-8")
     assert "Acoustic conditions" in page and 'alt="accuracy per acoustic condition"' in page
+    # in Chromium at 1,300 px the chart loads and is shown at the size it was drawn: its labels, kept apart on the
+    # figure itself (test_report_plots, up to 12 conditions), are not shrunk together by the page
+    from s2sbench.evaluation.report.browser import BrowserOptions, dump_dom
+
+    dom = dump_dom(report, BrowserOptions(window=(1300, 1000)))
+    chart = re.search(r'<img\b[^>]*?data-plot="conditions"[^>]*>', dom).group(0)
+    assert 'data-state="loaded"' in chart and float(re.search(r'data-scale="([\d.]+)"', chart).group(1)) == 1.0, chart
 
 
 def test_the_condition_stage_reports_its_progress_from_the_folder(condition_build):
