@@ -73,9 +73,11 @@ def run(args: argparse.Namespace) -> int:
     from s2sbench.flows.build import build_flow
     from s2sbench.pipeline.buildfolder.builddir import BuildDir
     from s2sbench.pipeline.buildfolder.fingerprint import build_inputs
+    from s2sbench.pipeline.run.build import refuse_impossible_conditions
 
     # config errors, a folder in use or built from other inputs are reported before the orchestrator starts
     configs = load_configs(args)
+    refuse_impossible_conditions(configs, args.limit)
     if args.dry_run:
         return dry_run(args, configs)
     BuildDir(args.out).preflight(build_inputs(configs, args.limit, args.shard_size, args.seed), args.rebuild)

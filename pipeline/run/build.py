@@ -18,6 +18,7 @@ from s2sbench.pipeline.machine.costs import CostLedger, RowCost
 from s2sbench.pipeline.core.errors import ConfigError
 from s2sbench.pipeline.buildfolder.fingerprint import build_inputs
 from s2sbench.pipeline.core.records import BuildRow, Drop, Item
+from s2sbench.pipeline.items.sources import LoadResult
 from s2sbench.pipeline.items.task_config import TaskConfig
 
 log = logging.getLogger(__name__)
@@ -52,11 +53,30 @@ def build_session(out: BuildDir | Path, tasks: list[TaskConfig], limit: int | No
         yield build
 
 
-def prepare_items(task: TaskConfig, out: BuildDir | Path, limit: int | None = None) -> list[Item]:
-    """Load the task's items (the same path as ``s2sbench items``) and write them to the build's ``items/``."""
+def load_items(tasks: list[TaskConfig], limit: int | None = None) -> dict[str, LoadResult]:
+    """Every task's items (the same path as ``s2sbench items``), checked against what its task file asks of them
+    before anything is written: a condition this build could never apply is refused here, in one line naming the
+    key, not after the clips are made."""
     from s2sbench.pipeline.items.load import load_task_items
+    from s2sbench.pipeline.speech.conditions import check_conditions
 
-    result = load_task_items(task, limit).require_items()
+    loaded = {}
+    for task in tasks:
+        loaded[task.name] = load_task_items(task, limit).require_items()
+        check_conditions(task, len(loaded[task.name].items))
+    return loaded
+
+
+def refuse_impossible_conditions(tasks: list[TaskConfig], limit: int | None = None) -> None:
+    """:func:`load_items`' check of the conditions alone, for a caller that loads the items later (the CLI, before
+    the orchestrator starts): only tasks with conditions are loaded for it."""
+    load_items([task for task in tasks if task.conditions], limit)
+
+
+def prepare_items(task: TaskConfig, out: BuildDir | Path, limit: int | None = None,
+                  loaded: LoadResult | None = None) -> list[Item]:
+    """Write the task's items (``loaded`` by :func:`load_items`, else loaded here) to the build's ``items/``."""
+    result = loaded or load_items([task], limit)[task.name]
     BuildDir.of(out).write_items(result)
     return result.items
 
@@ -147,9 +167,10 @@ def run_build(tasks: list[TaskConfig], out: BuildDir | Path, *, limit: int | Non
     from s2sbench.pipeline.run.assemble import assemble_build
     from s2sbench.pipeline.speech.conditions import context_clips
 
+    loaded = load_items(tasks, limit)
     with build_session(out, tasks, limit, shard_size, seed, rebuild) as build:
         for task in tasks:
-            shards = shard_items(prepare_items(task, build, limit), shard_size)
+            shards = shard_items(prepare_items(task, build, limit, loaded[task.name]), shard_size)
             for index, shard in enumerate(shards):
                 summary = speak_shard(task, shard, index, build, store_root, seed)
                 log.info("task %s shard %d: %d kept, %d dropped", task.name, index, summary.rows, summary.dropped)

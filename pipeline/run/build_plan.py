@@ -186,6 +186,7 @@ def calibrate(task: TaskConfig, items: int | None = None, seed: int = 0) -> Clip
     from s2sbench.pipeline.run.build import run_build
 
     items = items or calibration_items(task)
+    task = task.model_copy(update={"conditions": []})  # the plan counts no condition cost: none is made
     with _quiet_datasets(), tempfile.TemporaryDirectory(prefix="s2sbench-calibration-") as scratch:
         store = Path(scratch) / "store"
         ledger = CostLedger(store)
@@ -246,6 +247,7 @@ def plan_build(tasks: list[TaskConfig], out: Path, *, limit: int | None = None, 
     from s2sbench.pipeline.buildfolder.fingerprint import build_inputs
     from s2sbench.pipeline.text.normalize import normalize_for_tts
     from s2sbench.pipeline.items.load import load_task_items
+    from s2sbench.pipeline.speech.conditions import check_conditions
     from s2sbench.pipeline.speech.speak import texts_to_speak
     from s2sbench.pipeline.speech.synthesize import Synthesizer, clip_key
     from s2sbench.pipeline.catalog.voices import get_voice
@@ -261,6 +263,7 @@ def plan_build(tasks: list[TaskConfig], out: Path, *, limit: int | None = None, 
     with _engine_cores(cores_per_worker(workers) if runner == "dask" else None):
         for task in tasks:
             items = load_task_items(task, limit).require_items().items
+            check_conditions(task, len(items))  # before a calibration makes any clip
             voices = [get_voice(voice) for voice in task.voices]
             done = _done_rows(Path(out), task.name) if state.startswith(("resumes", "finished")) else set()
             clips = in_store = to_make = 0

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from s2sbench.pipeline.core.errors import ConfigError
 from s2sbench.pipeline.core.manifest import sha256_file, stable_hash
 from s2sbench.pipeline.core.records import BuildRow, Clip, ConditionedRow, Role
 from s2sbench.pipeline.gate.verify import Verifier
@@ -50,8 +51,30 @@ ROOM_MICROPHONE_M = (3.0, 2.0, 1.5)
 AUDIO_FILES = (".wav", ".flac", ".mp3", ".ogg")
 
 
-class ConditionError(ValueError):
+class ConditionError(ConfigError):
     """A condition that cannot be applied (a noise folder with no audio, too few clips for babble)."""
+
+
+def check_conditions(task: TaskConfig, items: int) -> None:
+    """Refuse, before any clip is made, a condition this build of ``items`` items could never apply: babble in a
+    build that speaks fewer than two context clips (each clip's babble is other clips of the task), or a folder of
+    noise or impulse responses that is missing or holds no audio. The error names the task file and the key."""
+    where = str(task.path) if task.path else f"task {task.name}"
+    for index, condition in enumerate(task.conditions):
+        key = f"conditions[{index}] ({condition.name})"
+        if getattr(condition, "noise", "") == "babble":
+            clips = items * len(task.voices) if "context" in task.speak else 0
+            if clips < 2:
+                raise ConditionError(
+                    f"{where}: key '{key}.noise': babble mixes other context clips of the task, and this build speaks "
+                    f"{clips} ({items} item(s) x {len(task.voices)} voice(s)): it needs at least 2; build more items "
+                    "or voices, or use noise: white or pink")  # fmt: skip
+        if condition.folder is not None:
+            folder = str(task.resolve(condition.folder))
+            try:
+                audio_files(folder)
+            except ConditionError as error:
+                raise ConditionError(f"{where}: key '{key}.{condition.folder_field}': {error}") from None
 
 
 def library_versions() -> dict[str, str]:

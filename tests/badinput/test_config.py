@@ -240,3 +240,34 @@ def test_debug_shows_the_traceback(world):
     task = world.task(voicse=["espeak-en-us"])
     with pytest.raises(ConfigError, match="did you mean 'voices'"):
         world.run("--debug", *items(world, task))
+
+
+# --- conditions this build could never apply: refused by build and build --dry-run before any clip is made ----------
+def _empty_folder(world: World) -> str:
+    folder = world.root / "noises"
+    folder.mkdir(exist_ok=True)
+    (folder / "readme.txt").write_text("no audio here", encoding="utf-8")
+    return str(folder)
+
+
+IMPOSSIBLE_CONDITIONS = {
+    # the demo task's babble condition with one voice and one story (issue 48): one context clip, no other to mix
+    "babble with one clip": (lambda w: [{"name": "babble5", "type": "noise", "snr_db": 5, "noise": "babble"}], 1,
+                             r"key 'conditions\[0\] \(babble5\)\.noise': babble mixes other context clips of the task, "
+                             r"and this build speaks 1 \(1 item\(s\) x 1 voice\(s\)\): it needs at least 2"),
+    "noise folder without audio": (lambda w: [{"name": "room", "type": "noise", "snr_db": 0, "noise": _empty_folder(w)}], 2,
+                                   r"key 'conditions\[0\] \(room\)\.noise': .*noises: no audio files"),
+    "missing impulse-response folder": (lambda w: [{"name": "hall", "type": "reverb", "rirs": str(w.root / "nowhere")}], 2,
+                                        r"key 'conditions\[0\] \(hall\)\.rirs': .*nowhere: not a folder of audio files"),
+}
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["build", "dry-run"])
+@pytest.mark.parametrize("name", IMPOSSIBLE_CONDITIONS)
+def test_a_condition_the_build_cannot_apply_is_refused_before_any_clip(world, name, dry_run):
+    conditions, limit, message = IMPOSSIBLE_CONDITIONS[name]
+    task = world.task(conditions=conditions(world), voices=["piper-en-joe"])
+    outcome = world.run(*build(world, task, "--limit", limit, *(["--dry-run"] if dry_run else [])))
+    expect(outcome, 2, f"s2sbench build: config error: {task}: " + message)
+    assert len(outcome.err.strip().splitlines()) == 1, outcome.err
+    assert not world.out.exists()  # no build folder, no clip store
