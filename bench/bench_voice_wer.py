@@ -28,7 +28,7 @@ from s2sbench.pipeline.speech.audio import ClipStore
 from s2sbench.pipeline.core.records import ClipCheck, Item
 from s2sbench.pipeline.items.load import load_items
 from s2sbench.pipeline.items.task_config import override_source
-from s2sbench.pipeline.speech.speak import texts_to_speak
+from s2sbench.pipeline.items.load import texts_to_speak
 from s2sbench.pipeline.speech.synthesize import Synthesizer
 from s2sbench.pipeline.items.task_config import TaskConfig
 from s2sbench.pipeline.catalog.tasks import load_task

@@ -34,7 +34,7 @@ from s2sbench.pipeline.speech.audio import ClipStore
 from s2sbench.pipeline.core.records import Role
 from s2sbench.pipeline.items.rewrite.rules import BLANK
 from s2sbench.pipeline.items.load import load_items
-from s2sbench.pipeline.speech.speak import texts_to_speak
+from s2sbench.pipeline.items.load import texts_to_speak
 from s2sbench.pipeline.speech.synthesize import Synthesizer
 from s2sbench.pipeline.catalog.tasks import load_task
 from s2sbench.pipeline.speech.tts.base import SynthesisError

@@ -61,6 +61,9 @@ class Item(Record):
     right: StrictInt  # an index: ``true`` is not 1
     source: Source
     meta: dict[str, Any] = Field(default_factory=dict)
+    # role (context, candidate:K) -> the text as a voice reads it (numbers, units, letters written out in the task's
+    # language), for the roles the task speaks: what the clips say and the gate compares with
+    spoken: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("context")
     @classmethod

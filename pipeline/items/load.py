@@ -5,11 +5,12 @@ config -> loaders -> candidate builders -> items); ``s2sbench items`` and the bu
 
 from __future__ import annotations
 
+from s2sbench.pipeline.core.records import Drop, Item, Role
 from s2sbench.pipeline.items.candidates import get_builder
-from s2sbench.pipeline.core.records import Drop, Item
 from s2sbench.pipeline.items.sources import LoadResult, get_loader
 from s2sbench.pipeline.items.sources.rows import DroppedRow
 from s2sbench.pipeline.items.task_config import TaskConfig
+from s2sbench.pipeline.text.normalize import normalize_for_tts
 
 
 def load_task_items(task: TaskConfig, limit: int | None = None) -> LoadResult:
@@ -34,7 +35,7 @@ def load_task_items(task: TaskConfig, limit: int | None = None) -> LoadResult:
         if isinstance(result, Item):
             result = too_long(result, task) or result
         if isinstance(result, Item):
-            items.append(result)
+            items.append(with_spoken_texts(result, task))
         else:
             drops.append(result.to_drop(task.name))
     return LoadResult(task.name, items, drops, rows_in, builder.report(), task)
@@ -54,3 +55,21 @@ def too_long(item: Item, task: TaskConfig) -> DroppedRow | None:
 def load_items(task: TaskConfig, limit: int | None = None) -> list[Item]:
     """The kept items of a task (see :func:`load_task_items` for the drops and counts)."""
     return load_task_items(task, limit).items
+
+
+def texts_to_speak(item: Item, task: TaskConfig) -> dict[Role, str]:
+    """Role -> text for the roles the task speaks."""
+    texts: dict[Role, str] = {}
+    if "context" in task.speak:
+        texts[Role.context()] = item.context
+    if "candidates" in task.speak:
+        for index, candidate in enumerate(item.candidates):
+            texts[Role.of_candidate(index)] = candidate
+    return texts
+
+
+def with_spoken_texts(item: Item, task: TaskConfig) -> Item:
+    """``item`` with the texts its task speaks as a voice reads them (:func:`normalize_for_tts` in the task's
+    language): what ``items.jsonl`` and ``s2sbench items`` show beside the text itself."""
+    spoken = {role: normalize_for_tts(text, task.language) for role, text in texts_to_speak(item, task).items()}
+    return item.model_copy(update={"spoken": spoken})

@@ -248,7 +248,7 @@ def plan_build(tasks: list[TaskConfig], out: Path, *, limit: int | None = None, 
     from s2sbench.pipeline.text.normalize import normalize_for_tts
     from s2sbench.pipeline.items.load import load_task_items
     from s2sbench.pipeline.speech.conditions import check_conditions
-    from s2sbench.pipeline.speech.speak import texts_to_speak
+    from s2sbench.pipeline.items.load import texts_to_speak
     from s2sbench.pipeline.speech.synthesize import Synthesizer, clip_key
     from s2sbench.pipeline.catalog.voices import get_voice
 

@@ -20,6 +20,7 @@ from s2sbench.pipeline.speech.audio import ClipStore
 from s2sbench.pipeline.machine.costs import Meter, RowCost
 from s2sbench.pipeline.core.records import BuildRow, Clip, ClipCheck, Item, Reason, Role
 from s2sbench.pipeline.speech.synthesize import Synthesizer
+from s2sbench.pipeline.items.load import texts_to_speak
 from s2sbench.pipeline.items.task_config import Retry, TaskConfig
 from s2sbench.pipeline.speech.tts import get_engine
 from s2sbench.pipeline.speech.tts.base import SynthesisError, Voice
@@ -39,17 +40,6 @@ class SpeakOutcome:
     @property
     def id(self) -> str:
         return BuildRow.make_id(self.item_id, self.voice)
-
-
-def texts_to_speak(item: Item, task: TaskConfig) -> dict[Role, str]:
-    """Role -> text for the roles the task speaks."""
-    texts: dict[Role, str] = {}
-    if "context" in task.speak:
-        texts[Role.context()] = item.context
-    if "candidates" in task.speak:
-        for index, candidate in enumerate(item.candidates):
-            texts[Role.of_candidate(index)] = candidate
-    return texts
 
 
 def _failed_check(
