@@ -207,6 +207,15 @@ _OPERATORS = {"+": "加", "＋": "加", "=": "等于", "＝": "等于", "×": "�
               "π": "派", "α": "阿尔法", "β": "贝塔", "γ": "伽马", "δ": "德尔塔", "Δ": "德尔塔", "θ": "西塔", "λ": "兰姆达",
               "μ": "缪", "σ": "西格玛", "ω": "欧米伽", "Ω": "欧米伽"}
 _OPERATOR = re.compile("|".join(map(re.escape, sorted(_OPERATORS, key=len, reverse=True))))
+# Units written in Latin letters, read as Chinese readers say them (the grammar reads mm of mmHg and leaves Hg; it
+# reads g/L as 吉/艾勒): a blood pressure 120/80mmHg is 一百二十比八十毫米汞柱, not a fraction.
+_PRESSURE = re.compile(r"(?<![\d./])(\d+)\s*/\s*(\d+)\s*(?=mmHg|kPa)")
+_LATIN_UNITS = {"mmHg": "毫米汞柱", "cmH2O": "厘米水柱", "kPa": "千帕", "mmol/L": "毫摩尔每升", "μmol/L": "微摩尔每升",
+                "mg/dl": "毫克每分升", "mg/dL": "毫克每分升", "g/dl": "克每分升", "g/dL": "克每分升", "mg/L": "毫克每升",
+                "g/L": "克每升", "U/L": "单位每升", "ml/min": "毫升每分钟", "mL/min": "毫升每分钟"}
+_LATIN_UNIT = re.compile(r"(?<![A-Za-z])(" + "|".join(map(re.escape, sorted(_LATIN_UNITS, key=len, reverse=True)))
+                         + r")(?![A-Za-z])")
+_POWER_OF_TEN = re.compile(r"10\^(\d+)(/L)?")  # 10^9/L: 十的九次方每升
 _DIGITS = "零一二三四五六七八九"
 # The readings a transcript may write either way, folded for CER: 两/二 (两百 or 二百), 幺/一 (phone digits), 〇/零.
 _CER_FOLD = str.maketrans("两幺〇", "二一零")
@@ -219,11 +228,19 @@ def _wetext_chinese():
     return Normalizer(lang="zh", operator="tn")
 
 
+def _cardinal(number: str) -> str:
+    """A whole number read as a count: the grammar reads a bare 120 as the ambulance's 幺二零, 120个 as 一百二十个."""
+    return _wetext_chinese().normalize(f"{number}个").removesuffix("个")
+
+
 @functools.lru_cache(maxsize=4096)
 def spoken_chinese(text: str) -> str:
     """``text`` with every number, date, amount and unit written out as it is read aloud (``-5.5°C`` ->
     ``负五点五摄氏度``, ``2024年3月5日`` -> ``二零二四年三月五日``, ``13812345678`` digit by digit)."""
     text = _MINUS.sub("-", text)
+    text = _PRESSURE.sub(lambda match: f"{_cardinal(match[1])}比{_cardinal(match[2])}", text)
+    text = _LATIN_UNIT.sub(lambda match: _LATIN_UNITS[match[0]], text)
+    text = _POWER_OF_TEN.sub(lambda match: f"十的{match[1]}次方" + ("每升" if match[2] else ""), text)
     text = _RANGE.sub("到", text)
     text = _OPERATOR.sub(lambda match: _OPERATORS[match[0]], text)
     text = _THOUSANDS.sub(lambda match: match[0].replace(",", ""), text)

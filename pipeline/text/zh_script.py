@@ -23,9 +23,17 @@ CASE_NAMES = ("小", "大")  # how a genetics class says a letter's case: 大A�
 _LATIN_RUN = re.compile(r"[A-Za-z]+")
 
 
+MAX_ABBREVIATION = 3  # Hb, Plt, wbc, ip: a run this short is an abbreviation, said letter by letter, in any case
+
+
 def _spellable(run: str) -> bool:
-    """A single letter, or a short acronym in capitals with at most one lower-case prefix letter (tRNA, cAMP)."""
-    return len(run) == 1 or (len(run) <= MAX_ACRONYM and run[1:].isupper())
+    """A single letter; a short acronym in capitals with at most one lower-case prefix letter (tRNA, cAMP); a run of
+    at most three letters in any case (Hb, Plt, wbc); or up to five with two capitals or more (TBil, HBsAg, FeCl): the
+    abbreviations of a lab sheet or a formula, which Chinese readers say letter by letter. A capitalized word (Word,
+    Thomas) or a lower-case one of four letters or more (root, http) is a word, not spelled."""
+    if len(run) <= MAX_ABBREVIATION:
+        return True
+    return len(run) <= MAX_ACRONYM and (run[1:].isupper() or sum(char.isupper() for char in run) >= 2)
 
 
 def _genotype(run: str) -> bool:

@@ -41,6 +41,10 @@ def test_english(text, spoken):
     # phone-like digit strings and codes digit by digit
     ("电话13812345678，房间0302，报警电话122。", "电话幺三八幺二三四五六七八，房间零三零二，报警电话幺二二。"),
     ("没有数字的句子不变。", "没有数字的句子不变。"),
+    # a lab sheet's units and abbreviations (CMMLU clinical_knowledge): a blood pressure is two counts, not a fraction
+    ("血压为120/80mmHg，PaCO2 50 mmHg。", "血压为一百二十比八十毫米汞柱，批诶西欧二 五十毫米汞柱。"),
+    ("Hb 90g/L，Plt 50×10^9/L，血糖7.0mmol/L。", "艾尺比 九十克每升，批艾勒提 五十乘十的九次方每升，血糖七点零毫摩尔每升。"),
+    ("HBsAg阳性，TBil升高，FeCl3溶液。", "艾尺比艾丝诶吉阳性，提比艾艾勒升高，艾弗伊西艾勒三溶液。"),
 ])
 def test_chinese(text, spoken):
     assert normalize_for_tts(text, "zh") == spoken
@@ -52,6 +56,7 @@ def test_chinese(text, spoken):
     ("一共220人", "一共二百二十人"),  # the voice said 两百二十; an ASR may write 二百二十
     ("拨打110", "拨打一一零"),  # 幺幺零 as read, 一一零 as written
     ("2024年", "二〇二四年"),
+    ("血压为120/80mmHg", "血压为一百二十比八十毫米汞柱"),
 ])
 def test_chinese_cer_form_is_the_same_for_digits_and_what_was_heard(written, heard):
     from s2sbench.pipeline.gate.verify import error_rate

@@ -32,6 +32,9 @@ def test_latin_letters_are_read_as_chinese_letter_names_or_refused():
     # a genotype is said letter by letter with each letter's case, as a genetics class says it, on both sides
     assert speakable_text("基因型为AaBBCc的个体") == "基因型为大诶小诶大比大比大西小西的个体"
     assert unreadable_latin("AaBb和aabb") == [] and spell_latin("BB霜") == "比比霜"  # one case: an acronym
+    # a lab sheet's abbreviations are spelled in any case; a word (capitalized, or four lower-case letters) is not
+    assert unreadable_latin("Hb、Plt、wbc、TBil、HBsAg、Word、http、Windows") == ["Word", "http", "Windows"]
+    assert error_rate("血红蛋白Hb降低", "血红蛋白HB降低", "zh").rate == 0.0
     assert error_rate("基因型为Aa的个体", "基因型為大A小a的個體", "zh").rate == 0.0
 
 
