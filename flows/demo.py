@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,6 +12,17 @@ from s2sbench.flows.build import build_flow
 from s2sbench.flows.evaluate import evaluate_flow
 from s2sbench.flows.report import report_flow
 from s2sbench.pipeline.core.errors import ConfigError
+
+
+@dataclass
+class DemoOutcome:
+    """What the demo made: each run's results (by run name) and the wall seconds of each stage, in order."""
+
+    results: dict[str, dict]
+    stages_s: dict[str, float]
+
+    def timing_line(self) -> str:
+        return "stages: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in self.stages_s.items())
 
 
 @dataclass(frozen=True)
@@ -49,17 +61,23 @@ def demo_runs(tasks: list[str] | None = None) -> list[tuple[DemoRun, list[str]]]
 
 
 @flow(name="demo", flow_run_name="demo {out_dir}", persist_result=False)
-def demo_flow(out_dir: str, limit: int | None = None, tasks: list[str] | None = None) -> dict[str, dict]:
+def demo_flow(out_dir: str, limit: int | None = None, tasks: list[str] | None = None) -> DemoOutcome:
     """Build the demo tasks once, evaluate each language with its own cascade and write ``report.html`` of it all;
-    the results by run name."""
+    the results by run name, and each stage's wall time."""
     out = Path(out_dir)
     plan = demo_runs(tasks)
     build = str(out / "build")
+    stages: dict[str, float] = {}
+    started = time.monotonic()
     build_flow(tasks=[name for _, names in plan for name in names], out_dir=build, limit=limit)
-    results = {
-        run.name: evaluate_flow(dataset=build, model=run.model, out_dir=str(out / "eval" / run.name),
-                                model_options=run.model_options, modes=["T->T", "S->T"], tasks=names)
-        for run, names in plan
-    }
+    stages["build (with conditions)"] = time.monotonic() - started
+    results = {}
+    for run, names in plan:
+        started = time.monotonic()
+        results[run.name] = evaluate_flow(dataset=build, model=run.model, out_dir=str(out / "eval" / run.name),
+                                          model_options=run.model_options, modes=["T->T", "S->T"], tasks=names)
+        stages[f"eval {run.name}"] = time.monotonic() - started
+    started = time.monotonic()
     report_flow(results=[str(out / "eval" / name) for name in results], out=str(out / REPORT_FILE), build_dir=build)
-    return results
+    stages["report"] = time.monotonic() - started
+    return DemoOutcome(results, stages)

@@ -40,11 +40,12 @@ def run(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.keep:
         shutil.rmtree(args.out)
     started = time.monotonic()
-    results = demo_flow(out_dir=str(args.out), limit=args.limit)
-    evaluated = [run for run in DEMO_RUNS if run.name in results]
+    outcome = demo_flow(out_dir=str(args.out), limit=args.limit)
+    evaluated = [run for run in DEMO_RUNS if run.name in outcome.results]
     for run in evaluated:
         print(f"\n# {run.title}\n")
-        print(results_markdown(results[run.name]))
+        print(results_markdown(outcome.results[run.name]))
     folders = ", ".join(f"eval/{run.name}/results.json" for run in evaluated)
-    print(f"\nwall time {time.monotonic() - started:.0f} s; outputs in {args.out}/: build/, {folders}, {REPORT_FILE}")
+    print(f"\nwall time {time.monotonic() - started:.0f} s ({outcome.timing_line()}; the rest: Prefect's start-up and "
+          f"the tables); outputs in {args.out}/: build/, {folders}, {REPORT_FILE}")
     return 0
