@@ -9,9 +9,13 @@ from pathlib import Path
 
 from s2sbench.flows.commands import add_command, positive_int
 
+#: items of each demo task the demo builds by default: enough for every stage to show what it does (a retry, a drop
+#: where the gate finds one, two voices, the conditions), few enough for a first run of about two minutes on 2 cores
+DEMO_ITEMS = 5
+
 EXAMPLES = """examples:
   s2sbench demo --out demo-out
-  s2sbench demo --out demo-out --limit 4      # a quicker run on 4 items per task
+  s2sbench demo --out demo-out --limit 14     # every item of the demo files (12-14 a task): tighter intervals, slower
 """
 
 
@@ -28,7 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EXAMPLES,
     )
     parser.add_argument("--out", type=Path, default=Path("demo-out"), help="output folder, made fresh (default: demo-out)")
-    parser.add_argument("--limit", type=positive_int, help="use only the first N items of each demo task")
+    parser.add_argument("--limit", type=positive_int, default=DEMO_ITEMS,
+                        help=f"items of each demo task (default {DEMO_ITEMS}; the demo files hold 12-14 each)")
     parser.add_argument("--keep", action="store_true", help="resume into an existing --out instead of starting fresh")
     parser.set_defaults(handler=run, runs_flow=True)
 
