@@ -13,7 +13,7 @@ from prefect.futures import PrefectWrappedFuture
 from s2sbench.flows.stages import names, progress_artifact, stage, whole
 from s2sbench.pipeline.run.assemble import assemble_build
 from s2sbench.pipeline.run.build import (
-    DEFAULT_SHARD_SIZE, build_session, condition_shard, kept_rows, load_items, prepare_items, shard_items, speak_shard)
+    DEFAULT_SHARD_SIZE, build_session, condition_shard, kept_rows, load_build_items, prepare_items, shard_items, speak_shard)
 from s2sbench.pipeline.speech.conditions import context_clips
 from s2sbench.pipeline.buildfolder.build_report import BuildReport
 from s2sbench.pipeline.core.errors import ConfigError
@@ -119,7 +119,7 @@ def build_flow(
         if warning:
             logger.warning(warning)
     synthesized = remade = 0
-    loaded = load_items(configs, limit)  # checked before the folder is touched
+    loaded = load_build_items(configs, limit)  # checked before the folder is touched
     with build_session(Path(out_dir), configs, limit, shard_size, seed, rebuild) as build:
         chunks, shards, pairs = {}, {}, {}
         for config in configs:

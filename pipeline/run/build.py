@@ -53,7 +53,7 @@ def build_session(out: BuildDir | Path, tasks: list[TaskConfig], limit: int | No
         yield build
 
 
-def load_items(tasks: list[TaskConfig], limit: int | None = None) -> dict[str, LoadResult]:
+def load_build_items(tasks: list[TaskConfig], limit: int | None = None) -> dict[str, LoadResult]:
     """Every task's items (the same path as ``s2sbench items``), checked against what its task file asks of them
     before anything is written: a condition this build could never apply is refused here, in one line naming the
     key, not after the clips are made."""
@@ -68,15 +68,15 @@ def load_items(tasks: list[TaskConfig], limit: int | None = None) -> dict[str, L
 
 
 def refuse_impossible_conditions(tasks: list[TaskConfig], limit: int | None = None) -> None:
-    """:func:`load_items`' check of the conditions alone, for a caller that loads the items later (the CLI, before
+    """:func:`load_build_items`' check of the conditions alone, for a caller that loads the items later (the CLI, before
     the orchestrator starts): only tasks with conditions are loaded for it."""
-    load_items([task for task in tasks if task.conditions], limit)
+    load_build_items([task for task in tasks if task.conditions], limit)
 
 
 def prepare_items(task: TaskConfig, out: BuildDir | Path, limit: int | None = None,
                   loaded: LoadResult | None = None) -> list[Item]:
-    """Write the task's items (``loaded`` by :func:`load_items`, else loaded here) to the build's ``items/``."""
-    result = loaded or load_items([task], limit)[task.name]
+    """Write the task's items (``loaded`` by :func:`load_build_items`, else loaded here) to the build's ``items/``."""
+    result = loaded or load_build_items([task], limit)[task.name]
     BuildDir.of(out).write_items(result)
     return result.items
 
@@ -167,7 +167,7 @@ def run_build(tasks: list[TaskConfig], out: BuildDir | Path, *, limit: int | Non
     from s2sbench.pipeline.run.assemble import assemble_build
     from s2sbench.pipeline.speech.conditions import context_clips
 
-    loaded = load_items(tasks, limit)
+    loaded = load_build_items(tasks, limit)
     with build_session(out, tasks, limit, shard_size, seed, rebuild) as build:
         for task in tasks:
             shards = shard_items(prepare_items(task, build, limit, loaded[task.name]), shard_size)
