@@ -96,7 +96,7 @@ def normalize(text: str, language: str) -> str:
         text = unicodedata.normalize("NFKC", text)
         if code == "zh":  # a letter read as its Chinese name and written as the letter (西 / C) is the same letter;
             # before lower case, which a genotype's reading keeps (Aa: 大诶小诶)
-            text = spell_latin(text, any_case=True)
+            text = spell_latin(text)
         text = text.lower()
         if code in CHINESE_SCRIPT_LANGUAGES:
             text = _to_simplified()(text)

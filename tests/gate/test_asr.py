@@ -9,6 +9,7 @@ from s2sbench.pipeline.gate.asr import get_asr
 from s2sbench.pipeline.gate.asr.faster_whisper import FasterWhisperASR, RecentEncodings
 from s2sbench.pipeline.gate.asr.whisper_common import pad_to_window
 from s2sbench.pipeline.gate.asr.base import TranscriptionError
+from s2sbench.pipeline.core.errors import ConfigError
 from s2sbench.pipeline.gate.asr.offline import OfflineModelError, ct2_to_openai, openai_checkpoint
 from s2sbench.pipeline.gate.verify import error_rate
 
@@ -174,6 +175,31 @@ def test_scoring_a_transcribed_clip_reuses_its_encoding(clips):
     assert fresh._recent.get(pad_to_window(clips[0])) is None
     texts = [SENTENCES[0], SENTENCES[1]]
     assert gate.score_texts(clips[0], texts, "en") == pytest.approx(fresh.score_texts(clips[0], texts, "en"), abs=1e-3)
+
+
+def test_a_window_cut_to_the_clip_hears_it_for_less_and_is_its_own_model_id(clips):
+    """The encoder sees the clip and 10 s of silence instead of 30 s: the same words, a third less encoder work (timed
+    in bench/ and docs/verification.md, not here), a model id of its own; clips of different lengths are decoded one
+    a call, on parallel replicas the same as alone; the reference margin is scored on the same cut window."""
+    full = get_asr("faster-whisper", "tiny.en", batch_size=1)
+    cut = get_asr("faster-whisper", "tiny.en", window_pad_s=10.0, batch_size=1)
+    assert cut.model_id == full.model_id.replace(":int8", ":int8:cut10s")
+    heard = cut.transcribe(clips, "en")
+    for text, transcript in zip(SENTENCES, heard):
+        assert error_rate(text, transcript, "en").rate <= 0.15, transcript
+    uneven = [clips[0], clips[1][: len(clips[1]) // 2], clips[1]]
+    on_replicas = get_asr("faster-whisper", "tiny.en", window_pad_s=10.0, batch_size=4, num_workers=2)
+    assert on_replicas.transcribe(uneven, "en") == cut.transcribe(uneven, "en")
+    window = cut._window(clips[0])
+    assert len(window) == len(clips[0]) + 10 * 16000 and len(cut._window(np.zeros(25 * 16000, np.float32))) == 30 * 16000
+    assert cut._recent.get(window) is not None
+    changed = SENTENCES[0].replace("fisherman", "teacher").replace("lake", "road")
+    scores = cut.score_texts(clips[0], [SENTENCES[0], changed], "en")
+    assert scores[0] > scores[1] + 10, scores
+    with pytest.raises(ConfigError, match="window_pad_s must be between 0 and 30"):
+        get_asr("faster-whisper", "tiny.en", window_pad_s=45.0)
+    with pytest.raises(ConfigError, match="choose one"):
+        get_asr("faster-whisper", "tiny.en", window_pad_s=5.0, pack_clips=True)
 
 
 def test_recent_encodings_keep_to_their_size():

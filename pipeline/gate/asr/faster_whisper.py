@@ -14,6 +14,12 @@ A clip's encoder output is kept for a while (:class:`RecentEncodings`): the gate
 just transcribed and failed (the reference margin), and the aligner then starts from that output instead of running
 the encoder a second time on the same window.
 
+With ``window_pad_s`` set, each clip is decoded in a window cut to its own length plus that much silence (at most
+30 s), which Whisper's encoder in CTranslate2 accepts: its cost follows the window, so a 4-second CMMLU statement
+plus 10 s is encoded in a third of the time of a padded 30-s window. The transcripts differ a little from the full
+window's (docs/verification.md, "The cut window"): the model id says ``cut<pad>s``. Windows of different lengths
+cannot be stacked, so a batch is split clip by clip across the replicas.
+
 With ``pack_clips=True`` several short clips share one window instead (:mod:`s2sbench.pipeline.gate.asr.packing`), so
 the encoder runs once for all of them: about 2.2x the throughput of one clip at a time on a CPU, with transcripts
 that differ (off by default; bench/README.md).
@@ -36,7 +42,8 @@ import numpy as np
 from s2sbench.pipeline.gate.asr.offline import packaged_model_dir
 from s2sbench.pipeline.gate.asr.packing import (MAX_INITIAL_TIMESTAMP_S, TIMESTAMP_S, PackingCounts, pack, parse_segments,
                                            split)
-from s2sbench.pipeline.gate.asr.whisper_common import MAX_NEW_TOKENS, WhisperASR, pad_to_window
+from s2sbench.pipeline.gate.asr.whisper_common import (MAX_NEW_TOKENS, SAMPLE_RATE_HZ, WINDOW_SAMPLES, WhisperASR,
+                                                       pad_to_window)
 from s2sbench.pipeline.core.errors import ConfigError
 from s2sbench.pipeline.machine.cpu import engine_cores
 from s2sbench.pipeline.machine.device import choose_device, device_suffix, engine_device
@@ -108,6 +115,7 @@ class FasterWhisperASR(WhisperASR):
         num_workers: int | None = None,
         pack_clips: bool = False,
         beam_size: int = 1,
+        window_pad_s: float | None = None,
     ):
         from faster_whisper import WhisperModel
 
@@ -115,6 +123,10 @@ class FasterWhisperASR(WhisperASR):
         compute_type = compute_type or ("float16" if device.startswith("cuda") else "int8")
         if compute_type not in COMPUTE_TYPES:
             raise ConfigError(f"faster-whisper: unknown compute_type '{compute_type}' (known: {', '.join(COMPUTE_TYPES)})")
+        if window_pad_s is not None and not 0 <= window_pad_s <= 30:
+            raise ConfigError(f"faster-whisper: window_pad_s must be between 0 and 30 seconds, got {window_pad_s}")
+        if window_pad_s is not None and pack_clips:
+            raise ConfigError("faster-whisper: window_pad_s and pack_clips are two ways to fill a window: choose one")
         workers = default_workers(device, batch_size) if num_workers is None else num_workers
         if workers < 1:
             raise ConfigError(f"faster-whisper: num_workers must be >= 1, got {workers}")
@@ -130,7 +142,9 @@ class FasterWhisperASR(WhisperASR):
         # packed (or beam-searched) transcripts can differ from greedy one-clip-a-window ones: audits and caches tell
         # them apart
         self.model_id = (f"faster-whisper:{identity}:{compute_type}" + (":packed" if pack_clips else "")
+                         + (f":cut{window_pad_s:g}s" if window_pad_s is not None else "")
                          + self.beam_suffix + device_suffix(device))
+        self.window_pad_s = window_pad_s
         self.pack_clips = pack_clips
         self.packing = PackingCounts()
         self.workers = workers
@@ -151,7 +165,7 @@ class FasterWhisperASR(WhisperASR):
 
     def _decode_window(self, clips: Sequence[np.ndarray], language: str) -> list[str]:
         tokenizer = self._tokenizer(language)
-        decoded = self._on_replicas([pad_to_window(clip) for clip in clips], tokenizer, timestamps=False)
+        decoded = self._on_replicas([self._window(clip) for clip in clips], tokenizer, timestamps=False)
         return [tokenizer.decode(tokens) for tokens, _ in decoded]
 
     def _decode_short(self, clips: Sequence[np.ndarray], language: str) -> list[str]:
@@ -174,7 +188,20 @@ class FasterWhisperASR(WhisperASR):
         self.packing.add(len(packed), len(packed.intersection(alone)))
         return [texts[index] for index in range(len(clips))]
 
+    def _window(self, clip: np.ndarray) -> np.ndarray:
+        """What the encoder sees of a clip of at most 30 s: the full window, or the clip and ``window_pad_s``."""
+        if self.window_pad_s is None:
+            return pad_to_window(clip)
+        window = np.zeros(min(WINDOW_SAMPLES, len(clip) + round(self.window_pad_s * SAMPLE_RATE_HZ)), dtype=np.float32)
+        window[: len(clip)] = clip
+        return window
+
     def _on_replicas(self, windows: Sequence[np.ndarray], tokenizer, timestamps: bool) -> list[tuple[list[int], bool]]:
+        if len({len(window) for window in windows}) > 1:  # cut windows: one clip a call
+            if self._replicas is None:
+                return [result for window in windows for result in self._generate([window], tokenizer, timestamps)]
+            decoded = self._replicas.map(lambda window: self._generate([window], tokenizer, timestamps), windows)
+            return [result for results in decoded for result in results]
         if self._replicas is None or len(windows) == 1:
             return self._generate(windows, tokenizer, timestamps)
         size = -(-len(windows) // self.workers)
@@ -214,7 +241,7 @@ class FasterWhisperASR(WhisperASR):
         import ctranslate2
 
         tokenizer = self._tokenizer(language)
-        window = pad_to_window(clip)
+        window = self._window(clip)
         recent = self._recent.get(window) if self._recent is not None else None
         encoded = ctranslate2.StorageView.from_array(recent[None]) if recent is not None else self._encode([window])
         extractor = self.model.feature_extractor

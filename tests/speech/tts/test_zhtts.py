@@ -23,17 +23,19 @@ def voice():
 
 def test_latin_letters_are_read_as_chinese_letter_names_or_refused():
     assert speakable_text("选项C是DNA，tRNA也是。") == "选项西是迪恩诶，提阿尔恩诶也是。"
-    assert unreadable_latin("用Python计算\\varphi") == ["Python", "varphi"]
-    with pytest.raises(SynthesisError, match="latin_text: .*'Python'"):
-        speakable_text("用Python计算")
+    assert unreadable_latin("用Python计算\\varphi，PublicRelations") == ["PublicRelations"]
+    with pytest.raises(SynthesisError, match="latin_text: .*'abdominalcompartment'"):
+        speakable_text("用abdominalcompartment计算")
     # the gate spells both sides the same way, so Whisper writing the letter or its name is the same
-    assert spell_latin("选项c是dna", any_case=True) == "选项西是迪恩诶"
+    assert spell_latin("选项c是dna") == "选项西是迪恩诶"
     assert error_rate("选项C是DNA。", "選項西是dna", "zh").rate == 0.0
     # a genotype is said letter by letter with each letter's case, as a genetics class says it, on both sides
     assert speakable_text("基因型为AaBBCc的个体") == "基因型为大诶小诶大比大比大西小西的个体"
     assert unreadable_latin("AaBb和aabb") == [] and spell_latin("BB霜") == "比比霜"  # one case: an acronym
-    # a lab sheet's abbreviations are spelled in any case; a word (capitalized, or four lower-case letters) is not
-    assert unreadable_latin("Hb、Plt、wbc、TBil、HBsAg、Word、http、Windows") == ["Word", "http", "Windows"]
+    # a lab sheet's abbreviations and a word of up to ten letters are spelled, in any case
+    assert unreadable_latin("Hb、Plt、wbc、TBil、HBsAg、Word、http、Windows、PowerPoint") == []
+    assert speakable_text("打开Word") == "打开达布溜欧阿尔迪"
+    assert error_rate("在Windows中", "在windows中", "zh").rate == 0.0
     assert error_rate("血红蛋白Hb降低", "血红蛋白HB降低", "zh").rate == 0.0
     assert error_rate("基因型为Aa的个体", "基因型為大A小a的個體", "zh").rate == 0.0
 
