@@ -127,13 +127,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--old", default="68c6a98", help="the commit to compare against")
     parser.add_argument("--scmmlu", type=int, default=100, help="CMMLU dev questions")
-    parser.add_argument("--stories", type=int, default=40, help="numbered demo Chinese stories")
+    parser.add_argument("--stories", type=int, default=40, help="numbered demo Chinese stories (0: sCMMLU only)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--data", type=Path, default=default_data_dir())
     parser.add_argument("--write-readme", action="store_true")
     args = parser.parse_args()
     new = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    counts = {"sCMMLU": args.scmmlu, "zh-sStoryCloze": args.stories}
+    counts = {name: count for name, count in (("sCMMLU", args.scmmlu), ("zh-sStoryCloze", args.stories)) if count}
     with old_checkout(args.old, "row-cost-") as (work, tree, old_python):
         figures = {}
         for set_name, count in counts.items():

@@ -1,0 +1,117 @@
+"""The Mandarin judge's decodings side by side on a build's own attempts: CPU per clip, verdicts, and how many of each
+decoding's passes the other decodings hear.
+
+    python bench/zh_judge_window.py BUILD --store STORE [--task scmmlu] [--clips 200] [--threshold 0.15] [--write-docs]
+
+A random half of the sampled attempts passed the build's gate and half were rejected (the hard cases are where the
+decodings differ). Each clip is decoded by Whisper base (faster-whisper, int8, one thread, one clip a call) as:
+
+- ``30 s``: the full 30-s window, beam 5, no timestamps: the sCMMLU judge before the cut (the baseline, measured in
+  this run);
+- ``transcribe``: faster-whisper's own ``transcribe`` with its defaults (timestamps, temperature fallback), beam 5:
+  the independent check's second decoding (bench/zh_gate_check.py);
+- ``cut 6 s`` / ``cut 10 s``: the window cut to the clip plus 6 or 10 s (``window_pad_s``), beam 5;
+- ``cut 10 s greedy``: the same window, greedy.
+
+Scores are SER on tonal pinyin with the gate's normalization. Works on a build in progress (finished shards only).
+``--write-docs`` puts the table in docs/verification.md (section ``judge-window``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from readme import show  # noqa: E402
+
+from s2sbench.pipeline.buildfolder.builddir import BuildDir  # noqa: E402
+from s2sbench.pipeline.gate.asr import get_asr  # noqa: E402
+from s2sbench.pipeline.gate.verify import normalize, score_normalized  # noqa: E402
+from s2sbench.pipeline.speech.audio import ClipStore  # noqa: E402
+
+BEAM = 5
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "verification.md"
+
+
+def decoders() -> dict:
+    """Name -> what turns one clip into a transcript."""
+    one = {"batch_size": 1, "num_workers": 1}
+    full = get_asr("faster-whisper", "base", beam_size=BEAM, **one)
+    cut6 = get_asr("faster-whisper", "base", beam_size=BEAM, window_pad_s=6.0, **one)
+    cut10 = get_asr("faster-whisper", "base", beam_size=BEAM, window_pad_s=10.0, **one)
+    greedy10 = get_asr("faster-whisper", "base", window_pad_s=10.0, **one)
+
+    def library(audio):
+        segments, _ = full.model.transcribe(audio, language="zh", beam_size=BEAM)
+        return "".join(segment.text for segment in segments)
+
+    return {"30 s": lambda audio: full.transcribe([audio], "zh")[0], "transcribe": library,
+            "cut 6 s": lambda audio: cut6.transcribe([audio], "zh")[0],
+            "cut 10 s": lambda audio: cut10.transcribe([audio], "zh")[0],
+            "cut 10 s greedy": lambda audio: greedy10.transcribe([audio], "zh")[0]}
+
+
+def sample_attempts(build: BuildDir, task: str, count: int, seed: int = 7) -> list:
+    folder = build.root / "work" / task
+    checks = [check for path in sorted(folder.glob("shard-*"))
+              if (shard := build.shard(task, int(path.name.split("-")[1]))).done
+              for check in shard.read_checks() if check.error_rate is not None and check.clip_key]
+    if not checks:
+        raise SystemExit(f"{folder}: no finished shard with checked clips")
+    rng = random.Random(seed)
+    passed = [check for check in checks if check.status == "passed"]
+    rejected = [check for check in checks if check.status == "rejected"]
+    half = min(count // 2, len(passed), len(rejected))
+    return rng.sample(passed, half) + rng.sample(rejected, half)
+
+
+def run(build_dir: Path, store_dir: Path, task: str, count: int, threshold: float) -> str:
+    build, store = BuildDir(build_dir), ClipStore(store_dir)
+    attempts = sample_attempts(build, task, count)
+    decode = decoders()
+    rates = {name: [] for name in decode}
+    cpu = dict.fromkeys(decode, 0.0)
+    for check in attempts:
+        audio = store.load(store.lookup(check.clip_key).path, check.clip_key)
+        for name, transcribe in decode.items():
+            started = time.process_time()
+            text = transcribe(audio)
+            cpu[name] += time.process_time() - started
+            rates[name].append(score_normalized(check.reference, normalize(text, "zh"), "ser").rate)
+    heard = {name: [rate <= threshold for rate in values] for name, values in rates.items()}
+    n = len(attempts)
+    lines = [f"{n} attempts of `{build_dir.name}` ({n // 2} the gate passed, {n // 2} it rejected), SER <= {threshold}; "
+             "CPU is one thread, one clip a call.", "",
+             "| decoding | CPU s per clip | vs 30 s | passes | same verdict as 30 s | of its passes, 30 s hears "
+             "| of its passes, transcribe hears |", "|---|---|---|---|---|---|---|"]
+    for name in decode:
+        passes = [index for index in range(n) if heard[name][index]]
+        same = sum(a == b for a, b in zip(heard[name], heard["30 s"]))
+
+        def share(other: str) -> str:
+            return f"{sum(heard[other][index] for index in passes)}/{len(passes)}" if passes else "-"
+
+        lines.append(f"| {name} | {cpu[name] / n:.3f} | {cpu[name] / cpu['30 s']:.2f}x | {len(passes)} | {same}/{n} "
+                     f"| {share('30 s')} | {share('transcribe')} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("build", type=Path)
+    parser.add_argument("--store", type=Path, required=True, help="the build's clip store")
+    parser.add_argument("--task", default="scmmlu")
+    parser.add_argument("--clips", type=int, default=200)
+    parser.add_argument("--threshold", type=float, default=0.15)
+    parser.add_argument("--write-docs", action="store_true", help=f"write the table into {DOCS}")
+    args = parser.parse_args()
+    return show(run(args.build, args.store, args.task, args.clips, args.threshold), "judge-window", DOCS, args.write_docs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
