@@ -116,11 +116,17 @@ class ScmmluRewrite(CandidateBuilder):
         llm: LLMSettings | None = None  # the chat model of the ``llm`` rewriter
 
     def __init__(self, task: TaskConfig):
+        from s2sbench.pipeline.items.rewrite.llm import LLMSettingsError
+
         super().__init__(task)
-        self.rewriters = [
-            get_rewriter(name, self.options.get("llm", {}) if name == "llm" else {})
-            for name in self.options.get("rewriters", ["rules"])
-        ]
+        try:
+            self.rewriters = [
+                get_rewriter(name, self.options.get("llm", {}) if name == "llm" else {})
+                for name in self.options.get("rewriters", ["rules"])
+            ]
+        except LLMSettingsError as error:  # the shipped scmmlu.yaml asks for an LLM; a user may have none
+            raise LLMSettingsError(f"{task.path}: key 'candidates.options.llm': {error}; without an LLM, "
+                                   "'candidates.options.rewriters: [rules]' builds every question the rules take") from None
         self.by_rule: Counter[str] = Counter()
 
     def build(self, item: Item) -> Item | DroppedRow:

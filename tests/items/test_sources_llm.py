@@ -115,3 +115,21 @@ def test_local_transformers_backend_from_settings(tmp_path):
     messages = [{"role": "user", "content": "Say hi."}]
     reply = chat.complete(messages, max_tokens=4)
     assert reply and chat.complete(messages, max_tokens=4) == reply and (chat.hits, chat.misses) == (1, 1)
+
+
+def test_the_shipped_scmmlu_without_an_llm_says_how_to_build_with_the_rules_alone(monkeypatch):
+    """scmmlu.yaml asks for the rules and an LLM; without a model configured, loading it names the task file and key
+    and the rules-only setting (issue 46's whole build needed it)."""
+    from s2sbench.pipeline.catalog.tasks import load_task
+    from s2sbench.pipeline.items.candidates import ScmmluRewrite
+    from s2sbench.pipeline.items.rewrite.llm import LLMSettingsError
+
+    for name in ("S2SBENCH_LLM_MODEL", "S2SBENCH_LLM_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    task = load_task("scmmlu")
+    with pytest.raises(LLMSettingsError, match=r"scmmlu\.yaml: key 'candidates\.options\.llm': .*no model .*"
+                                                r"'candidates\.options\.rewriters: \[rules\]' builds every question"):
+        ScmmluRewrite(task)
+    rules_only = task.model_copy(update={"candidates": task.candidates.model_copy(
+        update={"options": {**task.candidates.options, "rewriters": ["rules"]}})})
+    assert [rewriter.name for rewriter in ScmmluRewrite(rules_only).rewriters] == ["rules"]
