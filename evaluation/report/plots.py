@@ -87,11 +87,8 @@ def layout_problems(figure) -> list[str]:
                 problems.append(f"a legend overlaps the panel '{axis.get_title()}'")
     for axis in panels:
         for which, ticks in (("x", axis.get_xticklabels()), ("y", axis.get_yticklabels())):
-            boxes = [(label.get_text(), label.get_window_extent(renderer)) for label in ticks if label.get_text()]
-            for (first, a), (second, b) in zip(boxes, boxes[1:]):
-                if a.overlaps(b):
-                    problems.append(f"the panel '{axis.get_title()}': {which} tick labels '{first}' and '{second}' "
-                                    "overlap")
+            for first, second in overlapping_labels(ticks, renderer):
+                problems.append(f"the panel '{axis.get_title()}': {which} tick labels '{first}' and '{second}' overlap")
         (x_low, x_high), (y_low, y_high) = sorted(axis.get_xlim()), sorted(axis.get_ylim())
         data = axis.dataLim
         if data.y0 < y_low - 1e-9 or data.y1 > y_high + 1e-9 or data.x0 < x_low - 1e-9 or data.x1 > x_high + 1e-9:
@@ -151,15 +148,16 @@ def readable_ticks(figure, axes) -> None:
                 label.set_rotation(rotation)
                 label.set_horizontalalignment("center" if rotation in (0, 90) else "right")
                 label.set_rotation_mode("anchor" if rotation == 45 else "default")
-            if not tick_labels_overlap(figure, axis):
+            figure.canvas.draw()
+            if not overlapping_labels(axis.get_xticklabels()):
                 break
 
 
-def tick_labels_overlap(figure, axis) -> bool:
-    """Whether any two x labels of ``axis`` overlap as drawn."""
-    figure.canvas.draw()
-    boxes = [label.get_window_extent() for label in axis.get_xticklabels() if label.get_text()]
-    return any(first.overlaps(second) for index, first in enumerate(boxes) for second in boxes[index + 1:])
+def overlapping_labels(labels, renderer=None) -> list[tuple[str, str]]:
+    """The texts of every two of ``labels`` (drawn) that overlap."""
+    boxes = [(label.get_text(), label.get_window_extent(renderer)) for label in labels if label.get_text()]
+    return [(first, second) for index, (first, a) in enumerate(boxes) for second, b in boxes[index + 1:]
+            if a.overlaps(b)]
 
 
 def accuracy_figure(accuracies, normalization: str = "token", mode_width_in: float = 0.0):
