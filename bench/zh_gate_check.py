@@ -1,19 +1,25 @@
-"""The Mandarin gate's two figures on a finished build, per subject: how many question x voice rows it kept, and how
-many of the kept clips an independent judge hears at SER <= 0.15.
+"""The Mandarin gate's figures on a build, per subject: how many question x voice rows it kept, how many of those on
+the reference, and how many of a random sample of the kept clips an independent judge hears at SER <= 0.15.
 
-    python bench/zh_gate_check.py BUILD [--store STORE] [--threshold 0.15] [--write-docs]
+    python bench/zh_gate_check.py BUILD [--store STORE] [--sample 300] [--threshold 0.15] [--seed 0] [--write-docs]
 
-The independent judge is the project's Whisper base run again on the stored clips, one clip per call, language zh,
-beam 5 (the shipped zh gates decode with beam 5 too, several clips at a time), scored with the gate's normalization (numbers
-and Latin letters read out in both texts) and SER. It is run two ways: through the project's decoding
-(``s2sbench verify BUILD --model base --beam-size 5 --batch-size 1``, whose audit lands in
-``BUILD/reverify/<model>``), and through faster-whisper's own ``transcribe`` with its defaults (timestamps, temperature
-fallback), as a user checking the clips by hand would. ``--write-docs`` puts the table in docs/verification.md.
+The independent judge is Whisper base (faster-whisper, int8) run again on the stored clips, one clip per call,
+language zh, beam 5, scored with the gate's normalization (numbers and Latin letters read out in both texts) and SER,
+two ways: through the project's decoding of the full 30-s window (no timestamps, no fallback: what
+``s2sbench verify BUILD --model base --beam-size 5 --batch-size 1`` does), and through faster-whisper's own
+``transcribe`` with its defaults (timestamps, temperature fallback), as a user checking the clips by hand would. A
+third column is the gate's own verdict on the same clips (its decoding as built, e.g. a cut window): a clip kept on
+the reference is one the gate itself did not hear. A clip counts as heard when its SER is at most the threshold.
+
+A build still in progress is checked on its finished shards (the rows its report does not have yet are counted from
+the shards' checks). ``--write-docs`` puts the table in docs/verification.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import random
 import sys
 from collections import Counter
 from pathlib import Path
@@ -22,13 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from readme import show  # noqa: E402
 
-from s2sbench.pipeline.gate.asr import get_asr  # noqa: E402
-from s2sbench.pipeline.speech.audio import ClipStore  # noqa: E402
 from s2sbench.pipeline.buildfolder.builddir import BuildDir  # noqa: E402
-from s2sbench.pipeline.core.manifest import read_records  # noqa: E402
 from s2sbench.pipeline.core.records import ClipCheck  # noqa: E402
-from s2sbench.pipeline.run.reverify import ClipAudio, reverify_build  # noqa: E402
+from s2sbench.pipeline.gate.asr import get_asr  # noqa: E402
+from s2sbench.pipeline.gate.attempts import KEPT_STATUSES  # noqa: E402
 from s2sbench.pipeline.gate.verify import final_checks, normalize, score_normalized  # noqa: E402
+from s2sbench.pipeline.speech.audio import ClipStore  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "verification.md"
 SECTION = "zh-gate-check"
@@ -39,65 +44,111 @@ def subject_of(item) -> str:  # as the build report groups them
     return str(item.meta.get("subject", item.task))
 
 
-def library_transcripts(build: BuildDir, store: ClipStore, clips) -> dict[str, str]:
-    """faster-whisper's own ``transcribe`` (beam 5, its defaults otherwise) of each clip, one call per clip."""
-    asr = get_asr("faster-whisper", "base")  # the loaded model; its library call below decodes its own way
-    audio = ClipAudio(store, build)
-    transcripts = {}
-    for clip in clips:
-        segments, _ = asr.model.transcribe(audio.load(clip), language="zh", beam_size=BEAM)
-        transcripts[clip.key] = "".join(segment.text for segment in segments)
-    return transcripts
+def finished_shards(build: BuildDir) -> list:
+    shards = [build.shard(folder.parent.name, int(folder.name.split("-")[1]))
+              for folder in sorted((build.root / "work").glob("*/shard-*"))]
+    return [shard for shard in shards if shard.done]
+
+
+def final_build_checks(build: BuildDir) -> tuple[list[ClipCheck], bool]:
+    """The last check of every (item, voice, role) and whether the build is finished; for a build in progress, those
+    of its finished shards."""
+    if build.verification_path.is_file():
+        return final_checks(build.read_verification()), True
+    checks = [check for shard in finished_shards(build) for check in shard.read_checks()]
+    if not checks:
+        raise SystemExit(f"{build.root}: neither a finished build nor a finished shard")
+    return final_checks(checks), False
+
+
+def rows_by_subject(build: BuildDir, finished: bool, subject: dict[str, str]) -> tuple[Counter, Counter]:
+    """Question x voice rows that reached the voices, and those kept, per subject: from the build report, or from
+    the finished shards' rows and drops."""
+    tried, kept = Counter(), Counter()
+    if finished:
+        for entry in build.read_report().tasks.values():
+            for name, loss in entry.by_subject.items():
+                tried[name] += loss.rows_in
+                kept[name] += loss.kept
+        return tried, kept
+    for shard in finished_shards(build):
+        for row in shard.read_rows():
+            tried[subject[row.item.id]] += 1
+            kept[subject[row.item.id]] += 1
+        for drop in shard.read_drops():
+            tried[subject[drop.item_id]] += 1
+    return tried, kept
+
+
+def heard_by_each(sample: list[ClipCheck], store: ClipStore, threshold: float) -> dict[str, list[bool]]:
+    """For each decoding, whether it hears each sampled clip (SER against the gate's own reading of the text)."""
+    project = get_asr("faster-whisper", "base", beam_size=BEAM, batch_size=1, num_workers=1)
+    heard: dict[str, list[bool]] = {"gate": [], "project": [], "library": []}
+    for check in sample:
+        audio = store.load(store.lookup(check.clip_key).path, check.clip_key)
+        segments, _ = project.model.transcribe(audio, language="zh", beam_size=BEAM)
+        transcripts = {"project": project.transcribe([audio], "zh")[0],
+                       "library": "".join(segment.text for segment in segments)}
+        heard["gate"].append(check.error_rate is not None and check.error_rate <= threshold)
+        for name, text in transcripts.items():
+            heard[name].append(score_normalized(check.reference, normalize(text, "zh"), "ser").rate <= threshold)
+    return heard
 
 
 def percent(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100 * part / whole:.1f}%)" if whole else "-"
 
 
-def check(build_dir: Path, store: Path | None, threshold: float) -> str:
+def wilson(part: int, whole: int, z: float = 1.96) -> str:
+    """The 95% Wilson interval of a share, in percent."""
+    if not whole:
+        return "-"
+    share = part / whole
+    centre = (share + z * z / (2 * whole)) / (1 + z * z / whole)
+    half = z * math.sqrt(share * (1 - share) / whole + z * z / (4 * whole * whole)) / (1 + z * z / whole)
+    return f"[{100 * (centre - half):.1f}, {100 * (centre + half):.1f}]"
+
+
+def check(build_dir: Path, store_dir: Path | None, sample_size: int, threshold: float, seed: int) -> str:
     build = BuildDir(build_dir)
-    report = build.read_report()
     items = build.read_all_items()
-    voices = {task: entry.voices for task, entry in report.tasks.items()}
-    rows_in, kept_rows = Counter(), Counter()
-    for entry in report.tasks.values():
-        for subject, loss in entry.by_subject.items():
-            rows_in[subject] += loss.rows_in
-            kept_rows[subject] += loss.kept
-    clips = build.read_clips()
-    store_root = store if store is not None else Path(report.clip_store)
+    subject = {item_id: subject_of(item) for item_id, item in items.items()}
+    checks, finished = final_build_checks(build)
+    tried, kept = rows_by_subject(build, finished, subject)
+    on_reference = Counter(subject[check.item_id] for check in checks if check.kept_on_reference)
+    kept_clips = [check for check in checks if check.status in KEPT_STATUSES and check.clip_key]
+    sample = random.Random(seed).sample(kept_clips, min(sample_size, len(kept_clips)))
+    if store_dir is None:
+        store_dir = Path(build.read_report().clip_store) if build.report_path.is_file() else None
+    heard = heard_by_each(sample, ClipStore(store_dir), threshold)
+    sampled = Counter(subject[check.item_id] for check in sample)
 
-    asr = get_asr("faster-whisper", "base", beam_size=BEAM, batch_size=1, cpu_threads=2)
-    audit = reverify_build(build, asr, clip_store=store_root)
-    project = {check.clip_key: check.error_rate
-               for check in read_records(Path(audit.audit_dir) / "verification.jsonl", ClipCheck)}
-    library = library_transcripts(build, ClipStore(store_root), clips)
-    heard = Counter()
-    heard_library = Counter()
-    for clip in clips:
-        subject = subject_of(items[clip.item_id])
-        heard[subject] += (project.get(clip.key) if project.get(clip.key) is not None else 1.0) <= threshold
-        score = score_normalized(normalize(clip.text, "zh"), normalize(library[clip.key], "zh"), "ser")
-        heard_library[subject] += score.rate <= threshold
-    clip_count = Counter(subject_of(items[clip.item_id]) for clip in clips)
-    on_reference = Counter(subject_of(items[check.item_id]) for check in final_checks(build.read_verification())
-                           if check.kept_on_reference)
+    def heard_in(name: str, name_subject: str | None = None) -> str:
+        picked = [ok for check, ok in zip(sample, heard[name]) if name_subject in (None, subject[check.item_id])]
+        return percent(sum(picked), len(picked))
 
+    asr_models = sorted({check.asr_model for check in sample})
     lines = [
-        f"Build `{build_dir}` ({', '.join(sorted(voices))}; voices: "
-        f"{', '.join(sorted({voice for names in voices.values() for voice in names}))}). Command: "
-        f"`python bench/zh_gate_check.py {build_dir}`. Independent judge: {asr.model_id}, one clip per call; "
-        f"\"library\": faster-whisper's `transcribe(beam_size={BEAM}, language='zh')`. SER threshold {threshold:g}.",
+        f"Build `{build_dir}`{'' if finished else ' (in progress: its finished shards)'}: {sum(tried.values())} "
+        f"rows, {len(kept_clips)} kept clips, a random sample of {len(sample)} (seed {seed}) heard again by Whisper base "
+        f"int8, one clip per call, beam {BEAM}. Command: `python bench/zh_gate_check.py {build_dir} --sample "
+        f"{sample_size}`. Columns: the gate's own verdict ({', '.join(asr_models)}); the project's decoding of the "
+        f"full 30-s window; faster-whisper's `transcribe` with its defaults. SER threshold {threshold:g}.",
         "",
-        "| subject | rows kept by the gate | of them, clips kept on the reference | kept clips heard at SER <= "
-        f"{threshold:g} (project, beam {BEAM}) | same (library) |",
-        "|---|---|---|---|---|",
+        "| subject | rows kept | of them on the reference | sampled clips | heard: the gate | heard: 30-s window "
+        "| heard: transcribe |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for subject in sorted(rows_in):
-        lines.append(f"| {subject} | {percent(kept_rows[subject], rows_in[subject])} | {on_reference[subject]} | "
-                     f"{percent(heard[subject], clip_count[subject])} | {percent(heard_library[subject], clip_count[subject])} |")
-    lines.append(f"| **all** | **{percent(sum(kept_rows.values()), sum(rows_in.values()))}** | **{sum(on_reference.values())}** | "
-                 f"**{percent(sum(heard.values()), len(clips))}** | **{percent(sum(heard_library.values()), len(clips))}** |")
+    for name_subject in sorted(tried):
+        lines.append(f"| {name_subject} | {percent(kept[name_subject], tried[name_subject])} | "
+                     f"{on_reference[name_subject]} | {sampled[name_subject]} | {heard_in('gate', name_subject)} | "
+                     f"{heard_in('project', name_subject)} | {heard_in('library', name_subject)} |")
+    n = len(sample)
+    lines.append(f"| **all** | **{percent(sum(kept.values()), sum(tried.values()))}** | **{sum(on_reference.values())}** "
+                 f"| **{n}** | **{heard_in('gate')}** | **{heard_in('project')}** | **{heard_in('library')}** |")
+    lines += ["", "95% intervals (Wilson) of the sample's shares: "
+              + "; ".join(f"{label} {wilson(sum(heard[name]), n)}" for name, label in
+                          (("gate", "the gate"), ("project", "30-s window"), ("library", "transcribe")))]
     return "\n".join(lines)
 
 
@@ -105,10 +156,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("build_dir", type=Path)
     parser.add_argument("--store", type=Path, help="the clip store the build used (default: the build report's)")
+    parser.add_argument("--sample", type=int, default=300, help="kept clips heard again (default 300)")
     parser.add_argument("--threshold", type=float, default=0.15)
+    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--write-docs", action="store_true", help=f"write the table into {DOCS}")
     args = parser.parse_args()
-    table = check(args.build_dir, args.store, args.threshold)
+    table = check(args.build_dir, args.store, args.sample, args.threshold, args.seed)
     return show(table, SECTION, DOCS, args.write_docs)
 
 
