@@ -68,9 +68,15 @@ class ProgressSnapshot:
         if self.clips is not None and self.elapsed_s > 0:
             speed += f", {self.clips * 60 / self.elapsed_s:.1f} clips/min"
         eta = self.eta_s
-        when = "" if eta is None else f", ETA {format_duration(eta)} (at {time.strftime('%H:%M', time.localtime(time.time() + eta))})"
+        when = "" if eta is None else f", ETA {format_duration(eta)} (at {finish_time(eta)})"
         return (f"{self.what}: {self.done:,}/{self.total:,} {self.unit}s ({self.fraction:.1%}) [{parts}]; {speed}; "
                 f"{format_duration(self.elapsed_s)} elapsed{when}")  # fmt: skip
+
+
+def finish_time(eta_s: float) -> str:
+    """The local clock time ``eta_s`` from now, with its date when that is not today (a 28-hour build)."""
+    now, then = time.localtime(), time.localtime(time.time() + eta_s)
+    return time.strftime("%H:%M" if then[:3] == now[:3] else "%Y-%m-%d %H:%M", then)
 
 
 def format_duration(seconds: float) -> str:

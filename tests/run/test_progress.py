@@ -4,8 +4,9 @@ every interval and the listeners every tick; a build's progress is read from its
 from __future__ import annotations
 
 import logging
+import re
 
-from s2sbench.pipeline.run.progress import BuildProgress, Progress, ProgressReporter, format_duration
+from s2sbench.pipeline.run.progress import BuildProgress, Progress, ProgressReporter, finish_time, format_duration
 
 from tests.real_build import SHARD_SIZE
 
@@ -32,6 +33,8 @@ def test_a_resumed_runs_rate_and_eta_count_only_its_own_rows():
     line = snapshot.line()
     assert line.startswith("build out: 70/150 rows (46.7%) [a 60/100, b 10/50]; 15.0 rows/min, 15.0 clips/min; 2 min 00 s")
     assert "ETA 5 min 20 s (at " in line
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", finish_time(30 * 3600))  # not today: its date too
+    assert re.fullmatch(r"\d{2}:\d{2}", finish_time(0))
     progress.set("b", 99)  # never past the total
     assert progress.done["b"] == 50
 
