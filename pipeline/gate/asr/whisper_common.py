@@ -1,8 +1,8 @@
 """What the two Whisper backends share: language codes, the 30-second window, batching and option checks.
 
-Clips up to 30 s (almost every benchmark clip) are zero-padded to one Whisper window and decoded in batches with one
-greedy pass (or a beam search, ``beam_size``), no timestamps and no temperature fallback, so both backends decode the
-same way. Longer clips go through
+Clips up to 30 s (almost every benchmark clip) are zero-padded to one Whisper window (faster-whisper's
+``window_pad_s`` cuts it to the clip and some silence) and decoded in batches with one greedy pass (or a beam search,
+``beam_size``), no timestamps and no temperature fallback, so both backends decode the same way. Longer clips go through
 the backend's own long-form transcription, one at a time.
 """
 
