@@ -197,15 +197,11 @@ class FasterWhisperASR(WhisperASR):
         return window
 
     def _on_replicas(self, windows: Sequence[np.ndarray], tokenizer, timestamps: bool) -> list[tuple[list[int], bool]]:
-        if len({len(window) for window in windows}) > 1:  # cut windows: one clip a call
-            if self._replicas is None:
-                return [result for window in windows for result in self._generate([window], tokenizer, timestamps)]
-            decoded = self._replicas.map(lambda window: self._generate([window], tokenizer, timestamps), windows)
-            return [result for results in decoded for result in results]
-        if self._replicas is None or len(windows) == 1:
-            return self._generate(windows, tokenizer, timestamps)
-        size = -(-len(windows) // self.workers)
+        # windows of different lengths (cut windows) cannot be stacked: one a part
+        size = 1 if len({len(window) for window in windows}) > 1 else -(-len(windows) // self.workers)
         parts = [windows[start : start + size] for start in range(0, len(windows), size)]
+        if self._replicas is None or len(parts) == 1:
+            return [result for part in parts for result in self._generate(part, tokenizer, timestamps)]
         # CTranslate2 releases the GIL: each part runs on a free replica
         decoded = self._replicas.map(lambda part: self._generate(part, tokenizer, timestamps), parts)
         return [result for results in decoded for result in results]
