@@ -44,18 +44,12 @@ def subject_of(item) -> str:  # as the build report groups them
     return str(item.meta.get("subject", item.task))
 
 
-def finished_shards(build: BuildDir) -> list:
-    shards = [build.shard(folder.parent.name, int(folder.name.split("-")[1]))
-              for folder in sorted((build.root / "work").glob("*/shard-*"))]
-    return [shard for shard in shards if shard.done]
-
-
 def final_build_checks(build: BuildDir) -> tuple[list[ClipCheck], bool]:
     """The last check of every (item, voice, role) and whether the build is finished; for a build in progress, those
     of its finished shards."""
     if build.verification_path.is_file():
         return final_checks(build.read_verification()), True
-    checks = [check for shard in finished_shards(build) for check in shard.read_checks()]
+    checks = [check for shard in build.finished_shards() for check in shard.read_checks()]
     if not checks:
         raise SystemExit(f"{build.root}: neither a finished build nor a finished shard")
     return final_checks(checks), False
@@ -71,7 +65,7 @@ def rows_by_subject(build: BuildDir, finished: bool, subject: dict[str, str]) ->
                 tried[name] += loss.rows_in
                 kept[name] += loss.kept
         return tried, kept
-    for shard in finished_shards(build):
+    for shard in build.finished_shards():
         for row in shard.read_rows():
             tried[subject[row.item.id]] += 1
             kept[subject[row.item.id]] += 1
@@ -80,15 +74,19 @@ def rows_by_subject(build: BuildDir, finished: bool, subject: dict[str, str]) ->
     return tried, kept
 
 
+def library_transcript(asr, audio) -> str:
+    """faster-whisper's own ``transcribe`` of one clip (beam 5, its defaults otherwise), through ``asr``'s model."""
+    segments, _ = asr.model.transcribe(audio, language="zh", beam_size=BEAM)
+    return "".join(segment.text for segment in segments)
+
+
 def heard_by_each(sample: list[ClipCheck], store: ClipStore, threshold: float) -> dict[str, list[bool]]:
     """For each decoding, whether it hears each sampled clip (SER against the gate's own reading of the text)."""
     project = get_asr("faster-whisper", "base", beam_size=BEAM, batch_size=1, num_workers=1)
     heard: dict[str, list[bool]] = {"gate": [], "project": [], "library": []}
     for check in sample:
         audio = store.load(store.lookup(check.clip_key).path, check.clip_key)
-        segments, _ = project.model.transcribe(audio, language="zh", beam_size=BEAM)
-        transcripts = {"project": project.transcribe([audio], "zh")[0],
-                       "library": "".join(segment.text for segment in segments)}
+        transcripts = {"project": project.transcribe([audio], "zh")[0], "library": library_transcript(project, audio)}
         heard["gate"].append(check.error_rate is not None and check.error_rate <= threshold)
         for name, text in transcripts.items():
             heard[name].append(score_normalized(check.reference, normalize(text, "zh"), "ser").rate <= threshold)

@@ -28,13 +28,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from readme import show  # noqa: E402
+from zh_gate_check import BEAM, library_transcript  # noqa: E402
 
 from s2sbench.pipeline.buildfolder.builddir import BuildDir  # noqa: E402
 from s2sbench.pipeline.gate.asr import get_asr  # noqa: E402
 from s2sbench.pipeline.gate.verify import normalize, score_normalized  # noqa: E402
 from s2sbench.pipeline.speech.audio import ClipStore  # noqa: E402
 
-BEAM = 5
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "verification.md"
 
 
@@ -46,23 +46,18 @@ def decoders() -> dict:
     cut10 = get_asr("faster-whisper", "base", beam_size=BEAM, window_pad_s=10.0, **one)
     greedy10 = get_asr("faster-whisper", "base", window_pad_s=10.0, **one)
 
-    def library(audio):
-        segments, _ = full.model.transcribe(audio, language="zh", beam_size=BEAM)
-        return "".join(segment.text for segment in segments)
-
-    return {"30 s": lambda audio: full.transcribe([audio], "zh")[0], "transcribe": library,
+    return {"30 s": lambda audio: full.transcribe([audio], "zh")[0],
+            "transcribe": lambda audio: library_transcript(full, audio),
             "cut 6 s": lambda audio: cut6.transcribe([audio], "zh")[0],
             "cut 10 s": lambda audio: cut10.transcribe([audio], "zh")[0],
             "cut 10 s greedy": lambda audio: greedy10.transcribe([audio], "zh")[0]}
 
 
 def sample_attempts(build: BuildDir, task: str, count: int, seed: int = 7) -> list:
-    folder = build.root / "work" / task
-    checks = [check for path in sorted(folder.glob("shard-*"))
-              if (shard := build.shard(task, int(path.name.split("-")[1]))).done
-              for check in shard.read_checks() if check.error_rate is not None and check.clip_key]
+    checks = [check for shard in build.finished_shards(task) for check in shard.read_checks()
+              if check.error_rate is not None and check.clip_key]
     if not checks:
-        raise SystemExit(f"{folder}: no finished shard with checked clips")
+        raise SystemExit(f"{build.root}: no finished shard of {task} with checked clips")
     rng = random.Random(seed)
     passed = [check for check in checks if check.status == "passed"]
     rejected = [check for check in checks if check.status == "rejected"]

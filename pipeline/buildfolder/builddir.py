@@ -195,6 +195,12 @@ class BuildDir:
         """The shards ``n_items`` items make in shards of ``shard_size`` (at least one, for a task with no items)."""
         return [self.shard(task, index) for index in range(max(1, -(-n_items // shard_size)))]
 
+    def finished_shards(self, task: str | None = None) -> list[Shard]:
+        """The shards of ``task`` (of every task when None) that are finished, of a build finished or in progress."""
+        folders = sorted(self.work_dir.glob(f"{safe_component(task, 'task name') if task else '*'}/shard-*"))
+        shards = [self.shard(folder.parent.name, int(folder.name.removeprefix("shard-"))) for folder in folders]
+        return [shard for shard in shards if shard.done]
+
     def condition_dir(self, task: str, name: str, parameters: dict) -> Path:
         """Where the rows of ``task`` under a condition are written; other parameters under one name, another folder."""
         folder = f"{safe_component(name, 'condition name')}-{stable_hash(parameters)[:12]}"

@@ -119,3 +119,21 @@ def test_task_names_and_voice_ids_cannot_leave_the_build_folder(tiny_task, tmp_p
     assert not list(tmp_path.rglob("escaped*"))  # nothing was written, inside or outside --out
     with pytest.raises(UnsafeNameError):
         BuildDir(tmp_path / "out").items_path("a/b")
+
+
+def test_finished_shards_are_found_by_task_in_a_real_build_and_an_unfinished_one_is_left_out(real_build, tmp_path):
+    """What a check of a build in progress reads (bench/zh_gate_check.py): the shards with their .done marker."""
+    import shutil
+
+    from tests.real_build import CHOICE_TASK, CHOICES, SHARD_SIZE, STORIES, STORY_TASK
+
+    build = BuildDir(real_build.root)
+    expected = {STORY_TASK: build.shards(STORY_TASK, len(STORIES), SHARD_SIZE),
+                CHOICE_TASK: build.shards(CHOICE_TASK, len(CHOICES), SHARD_SIZE)}
+    for task, shards in expected.items():
+        assert [shard.folder for shard in build.finished_shards(task)] == [shard.folder for shard in shards]
+    assert len(build.finished_shards()) == sum(map(len, expected.values()))
+    copy = BuildDir(tmp_path / "copy")
+    shutil.copytree(build.work_dir, copy.work_dir)
+    (copy.shard(STORY_TASK, 1).folder / ".done").unlink()  # the shard a kill interrupted
+    assert [shard.index for shard in copy.finished_shards(STORY_TASK)] == [0]
