@@ -102,6 +102,7 @@ class RowCost(Record):
     voice: str
     asr_model: str
     clips: int  # texts the row speaks
+    chars: int = 0  # characters of those texts: what a plan scales a row's cost by (0 in rows measured before)
     cached: int  # first attempts found in the clip store
     retried_clips: int  # texts that needed more than one attempt
     audio_bytes: int  # of the first attempts' clips, made or found in the store (their WAV files)
@@ -209,6 +210,7 @@ class LedgerEntry(Record):
     asr_model: str = ""
     rows: int = 0
     clips: int = 0
+    chars: int = 0  # of the texts the clips speak (0 in entries written before it was recorded)
     cached: int = 0
     retried_clips: int = 0
     audio_bytes: int = 0
@@ -237,7 +239,7 @@ class CostLedger:
             entry = LedgerEntry(
                 machine=machine(), engine_cores=engine_cores(), task=costs[0].task, language=language, voice=voice,
                 asr_model=costs[0].asr_model, rows=len(costs), clips=sum(row.clips for row in costs),
-                cached=sum(row.cached for row in costs), retried_clips=sum(row.retried_clips for row in costs),
+                chars=sum(row.chars for row in costs), cached=sum(row.cached for row in costs), retried_clips=sum(row.retried_clips for row in costs),
                 audio_bytes=sum(row.audio_bytes for row in costs), synthesis=_total(costs, "synthesis"),
                 gate=_total(costs, "gate"), retries=_total(costs, "retries"),
             )  # fmt: skip

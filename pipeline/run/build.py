@@ -161,13 +161,14 @@ def condition_shard(task: TaskConfig, shard: int, out: BuildDir | Path, pool: li
 
 def run_build(tasks: list[TaskConfig], out: BuildDir | Path, *, limit: int | None = None,
               shard_size: int = DEFAULT_SHARD_SIZE, store_root: Path | None = None, seed: int = 0,
-              rebuild: bool = False) -> BuildReport:
+              rebuild: bool = False, loaded: dict[str, LoadResult] | None = None) -> BuildReport:
     """Build ``tasks`` into ``out`` here, one shard after the other (the build flow runs the same stages with
-    Prefect, shards in parallel); resumes a killed build of the same inputs."""
+    Prefect, shards in parallel); resumes a killed build of the same inputs. ``loaded``: the tasks' items, where the
+    caller chose them (a plan's calibration times a sample spread over the items' lengths)."""
     from s2sbench.pipeline.run.assemble import assemble_build
     from s2sbench.pipeline.speech.conditions import context_clips
 
-    loaded = load_build_items(tasks, limit)
+    loaded = loaded or load_build_items(tasks, limit)
     with build_session(out, tasks, limit, shard_size, seed, rebuild) as build:
         for task in tasks:
             shards = shard_items(prepare_items(task, build, limit, loaded[task.name]), shard_size)

@@ -141,7 +141,7 @@ class Speaker:
                     del pending[role]
         outcome.cost = RowCost(
             id=outcome.id, task=self.task.name, voice=voice.id, asr_model=self._asr_name(), clips=len(texts),
-            cached=cached, retried_clips=retried, audio_bytes=audio_bytes, synthesis=synthesis.spent(),
+            chars=sum(map(len, texts.values())), cached=cached, retried_clips=retried, audio_bytes=audio_bytes, synthesis=synthesis.spent(),
             gate=gate.spent(), retries=retries.spent(),
         )  # fmt: skip
         if pending:

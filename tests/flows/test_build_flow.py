@@ -103,7 +103,7 @@ def test_a_dry_run_prints_the_plan_and_writes_nothing(real_build, tmp_path, caps
     assert main(["build", str(choices), "--out", str(out), "--store", str(empty), "--dry-run"]) == 0
     plan = capsys.readouterr().out
     assert f"| {CHOICE_TASK} | 2 | {CHOICE_VOICE} | 2 (context) | 0 | 0 | 2 |" in plan
-    assert re.search(r"calibration: \d+ rows built here in \d+ s", plan)
+    assert re.search(r"calibration: \d+ rows \(2 items of \d+-\d+ characters\) built here in \d+ s", plan)
     assert not out.exists() and not empty.exists()
 
 
