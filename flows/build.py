@@ -13,7 +13,8 @@ from prefect.futures import PrefectWrappedFuture
 from s2sbench.flows.stages import names, progress_artifact, stage, whole
 from s2sbench.pipeline.run.assemble import assemble_build
 from s2sbench.pipeline.run.build import (
-    DEFAULT_SHARD_SIZE, build_session, condition_shard, kept_rows, load_build_items, prepare_items, shard_items, speak_shard)
+    DEFAULT_SHARD_SIZE, build_session, condition_shard, kept_rows, load_build_items, prepare_items, shard_items, shard_work,
+    speak_shard)
 from s2sbench.pipeline.speech.conditions import context_clips
 from s2sbench.pipeline.buildfolder.build_report import BuildReport
 from s2sbench.pipeline.core.errors import ConfigError
@@ -121,7 +122,7 @@ def build_flow(
     synthesized = remade = 0
     loaded = load_build_items(configs, limit)  # checked before the folder is touched
     with build_session(Path(out_dir), configs, limit, shard_size, seed, rebuild) as build:
-        chunks, shards, pairs = {}, {}, {}
+        chunks, shards, pairs, work = {}, {}, {}, {}
         for config in configs:
             items = prepare_items(config, build.root, limit, loaded[config.name])
             chunks[config.name] = shard_items(items, shard_size)
@@ -129,7 +130,8 @@ def build_flow(
                         config.voices)  # fmt: skip
             shards[config.name] = build.shards(config.name, len(items), shard_size)
             pairs[config.name] = len(items) * len(config.voices)
-        progress = BuildProgress(f"build {out_dir}", shards, pairs)  # before the shards start: this run's rate
+            work[config.name] = shard_work(config, chunks[config.name])
+        progress = BuildProgress(f"build {out_dir}", shards, pairs, work)  # before the shards start: this run's rate
         futures = [speak_shard_task.submit(whole(config), whole(chunk), index, build.root, store, seed)
                    for config in configs for index, chunk in enumerate(chunks[config.name])]  # fmt: skip
         wait_reporting(futures, progress, "build-progress", progress_interval_s)

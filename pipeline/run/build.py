@@ -87,6 +87,17 @@ def shard_items(items: list[Item], shard_size: int) -> list[list[Item]]:
     return [items[start : start + shard_size] for start in range(0, len(items), shard_size)]
 
 
+def shard_work(task: TaskConfig, shards: list[list[Item]]) -> list[tuple[int, float]]:
+    """(rows, work) of each shard in the task's voices, the work by :func:`~s2sbench.pipeline.run.progress.row_weight`:
+    what a build's ETA follows."""
+    from s2sbench.pipeline.items.load import texts_to_speak
+    from s2sbench.pipeline.run.progress import row_weight
+
+    voices = len(task.voices)
+    return [(len(shard) * voices, voices * sum(row_weight(texts_to_speak(item, task).values()) for item in shard))
+            for shard in shards]  # fmt: skip
+
+
 def speak_shard(
     task: TaskConfig, items: list[Item], shard: int, out: BuildDir | Path, store_root: Path | None = None, seed: int = 0
 ) -> ShardSummary:

@@ -7,7 +7,9 @@ counts only this run's units of the last ten minutes, so a resumed run's ETA is 
 did, nor an hour-old slowdown of the machine still in it.
 
 The build counts from its folder (:class:`BuildProgress`): rows and drops written by its shards, wherever they run,
-and the clip attempts of its audit.
+and the clip attempts of its audit. Its rows differ tenfold in what they cost (a short statement against a clinical
+case history), and a source groups them (CMMLU by subject), so a rate in rows swings with the subject; its ETA
+follows the work instead: each row weighs the characters it speaks plus :data:`CLIP_WEIGHT_CHARS` per clip.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +25,9 @@ log = logging.getLogger("s2sbench.progress")
 
 DEFAULT_INTERVAL_S = 30.0
 RATE_WINDOW_S = 600.0  # the rate (and so the ETA) is over the last ten minutes
+#: what a clip costs beside its characters, in characters: the whole sCMMLU's rows cost about 0.5 CPU s a clip plus
+#: 0.06 s a character, averaged over its two voices (docs/whole-sets.md)
+CLIP_WEIGHT_CHARS = 9
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,9 @@ class ProgressSnapshot:
     # quieter an hour ago does not skew the ETA
     recent_done: int = 0
     recent_s: float = 0.0
+    # where units differ in size: the work left and the work done in the last ``recent_s`` seconds (the ETA's rate)
+    work_left: float | None = None
+    recent_work: float = 0.0
 
     @property
     def done(self) -> int:
@@ -58,6 +66,8 @@ class ProgressSnapshot:
 
     @property
     def eta_s(self) -> float | None:
+        if self.work_left is not None:
+            return self.work_left * self.recent_s / self.recent_work if self.recent_work > 0 and self.recent_s > 0 else None
         rate = self.per_minute
         return (self.total - self.done) * 60 / rate if rate else None
 
@@ -98,13 +108,16 @@ class Progress:
     done: dict[str, int] = field(default_factory=dict)
     clips: int | None = None
     clock: Callable[[], float] = time.monotonic
+    # the work of all units and of those done, where units differ in size (a build's rows); else the ETA counts units
+    work_total: float | None = None
+    work_done: float = 0.0
 
     def __post_init__(self):
         self.done = {name: self.done.get(name, 0) for name in self.totals}
         self._started_at = self.clock()
         self._done_at_start = sum(self.done.values())
         self._clips_at_start = self.clips
-        self._history: deque[tuple[float, int]] = deque([(self._started_at, self._done_at_start)])
+        self._history: deque[tuple[float, int, float]] = deque([(self._started_at, self._done_at_start, self.work_done)])
 
     def set(self, part: str, done: int) -> None:
         self.done[part] = min(done, self.totals[part])
@@ -119,19 +132,21 @@ class Progress:
         self.advance(part, units)
         counted = self.done[part] - before
         self._done_at_start += counted
-        self._history = deque((at, done + counted) for at, done in self._history)
+        self._history = deque((at, done + counted, work) for at, done, work in self._history)
 
     def snapshot(self) -> ProgressSnapshot:
         now, done = self.clock(), sum(self.done.values())
-        self._history.append((now, done))
+        self._history.append((now, done, self.work_done))
         while len(self._history) > 2 and now - self._history[1][0] >= RATE_WINDOW_S:
             self._history.popleft()
-        since, done_then = self._history[0]
+        since, done_then, work_then = self._history[0]
         clips = None if self.clips is None else self.clips - (self._clips_at_start or 0)
         return ProgressSnapshot(
             what=self.what, unit=self.unit, parts={name: (self.done[name], total) for name, total in self.totals.items()},
             done_this_run=done - self._done_at_start, elapsed_s=now - self._started_at, clips=clips,
             recent_done=done - done_then, recent_s=now - since,
+            work_left=None if self.work_total is None else max(0.0, self.work_total - self.work_done),
+            recent_work=self.work_done - work_then,
         )  # fmt: skip
 
 
@@ -185,23 +200,30 @@ def count_lines(path: Path) -> int:
 
 
 class BuildProgress(Progress):
-    """A build's progress, read from its folder: (item, voice) rows kept or dropped per task, and clip attempts."""
+    """A build's progress, read from its folder: (item, voice) rows kept or dropped per task, and clip attempts;
+    the work done (:func:`row_weight`) counts each of a shard's rows at the shard's mean weight."""
 
-    def __init__(self, what: str, shards: dict[str, list], pairs: dict[str, int], **kwargs):
+    def __init__(self, what: str, shards: dict[str, list], pairs: dict[str, int],
+                 shard_work: dict[str, list[tuple[int, float]]] | None = None, **kwargs):  # fmt: skip
         self.shards = shards  # task -> its Shard folders (s2sbench.pipeline.buildfolder.builddir.Shard)
+        self.shard_work = shard_work  # task -> (rows, work) of each of its shards, in the order of ``shards``
         self._finished: dict[Path, tuple[int, int]] = {}
-        done, clips = self._count()
-        super().__init__(what, pairs, done=done, clips=clips, **kwargs)
+        done, clips, work = self._count()
+        total = sum(work for task in (shard_work or {}).values() for _, work in task) if shard_work else None
+        super().__init__(what, pairs, done=done, clips=clips, work_total=total, work_done=work, **kwargs)
 
-    def _count(self) -> tuple[dict[str, int], int]:
-        done, clips = {}, 0
+    def _count(self) -> tuple[dict[str, int], int, float]:
+        done, clips, work = {}, 0, 0.0
         for task, shards in self.shards.items():
             done[task] = 0
-            for shard in shards:
+            for index, shard in enumerate(shards):
                 rows, attempts = self._finished.get(shard.folder) or self._count_shard(shard)
                 done[task] += rows
                 clips += attempts
-        return done, clips
+                if self.shard_work:
+                    shard_rows, shard_work = self.shard_work[task][index]
+                    work += shard_work * min(rows, shard_rows) / shard_rows if shard_rows else 0.0
+        return done, clips, work
 
     def _count_shard(self, shard) -> tuple[int, int]:
         finished = shard.done  # read first: a shard marked done has all its lines written
@@ -211,9 +233,14 @@ class BuildProgress(Progress):
         return counts
 
     def refresh(self) -> None:
-        done, self.clips = self._count()
+        done, self.clips, self.work_done = self._count()
         for task, rows in done.items():
             self.set(task, rows)
+
+
+def row_weight(texts: Iterable[str]) -> float:
+    """A build row's work for the ETA: the characters its clips speak, and :data:`CLIP_WEIGHT_CHARS` per clip."""
+    return float(sum(len(text) + CLIP_WEIGHT_CHARS for text in texts))
 
 
 class ConditionProgress(Progress):

@@ -6,7 +6,8 @@ from __future__ import annotations
 import logging
 import re
 
-from s2sbench.pipeline.run.progress import BuildProgress, Progress, ProgressReporter, finish_time, format_duration
+from s2sbench.pipeline.run.progress import (
+    CLIP_WEIGHT_CHARS, BuildProgress, Progress, ProgressReporter, finish_time, format_duration)
 
 from tests.real_build import SHARD_SIZE
 
@@ -55,6 +56,21 @@ def test_the_rate_is_the_last_ten_minutes():
     assert snapshot.done_this_run == 320 and snapshot.elapsed_s == 70 * 60
 
 
+def test_the_eta_follows_the_work_where_units_differ_in_size():
+    """Fifty short rows, then fifty nine times their size (a source grouped by subject): ten minutes of short rows
+    at five a minute leave 450 units of work at 5 a minute, 90 minutes, not the 10 the row count says."""
+    clock = Clock()
+    progress = Progress("build out", {"a": 100}, clock=clock, work_total=50 * 1 + 50 * 9)
+    for minute in range(1, 11):
+        clock.now += 60
+        progress.set("a", minute * 5)
+        progress.work_done = minute * 5.0
+        snapshot = progress.snapshot()
+    assert snapshot.per_minute == 5.0 and snapshot.work_left == 450
+    assert snapshot.eta_s == 90 * 60
+    assert "5.0 rows/min" in snapshot.line() and "ETA 1 h 30 min" in snapshot.line()
+
+
 def test_the_reporter_logs_every_interval_and_tells_its_listeners_every_tick(caplog):
     clock = Clock()
     progress = Progress("score m", {"x": 10}, clock=clock)
@@ -89,3 +105,28 @@ def test_a_builds_progress_is_read_from_its_folder(real_build):
     assert progress.done == pairs and progress.clips == len(build.read_verification())
     progress.refresh()
     assert progress.snapshot().done_this_run == 0
+
+
+def test_a_builds_work_weighs_what_its_rows_say(real_build):
+    """The work of the session's build: a story row (context and two endings) weighs its characters and three
+    clips; the finished build has done all of it, and a build whose shards are not there yet none."""
+    from s2sbench.pipeline.buildfolder.builddir import BuildDir
+    from s2sbench.pipeline.catalog.tasks import load_task
+    from s2sbench.pipeline.run.build import shard_items, shard_work
+
+    build = BuildDir(real_build.root)
+    tasks = [load_task(file) for file in real_build.task_files]
+    work = {task.name: shard_work(task, shard_items(build.read_items(task.name), SHARD_SIZE)) for task in tasks}
+    stories = tasks[0]
+    items = build.read_items(stories.name)
+    expected = len(stories.voices) * sum(len(item.context) + sum(map(len, item.candidates)) + 3 * CLIP_WEIGHT_CHARS
+                                         for item in items)  # fmt: skip
+    assert sum(weight for _, weight in work[stories.name]) == expected
+    pairs = {task.name: len(build.read_items(task.name)) * len(task.voices) for task in tasks}
+    shards = {name: build.shards(name, pairs[name] // len(task.voices), SHARD_SIZE) for name, task in zip(pairs, tasks)}
+    done = BuildProgress("build", shards, pairs, work).snapshot()
+    assert done.work_left == 0
+    empty = BuildDir(real_build.root.parent / "no-build-here")
+    fresh = {name: empty.shards(name, pairs[name] // len(task.voices), SHARD_SIZE) for name, task in zip(pairs, tasks)}
+    waiting = BuildProgress("build", fresh, pairs, work)
+    assert waiting.work_done == 0 and waiting.snapshot().work_left == sum(w for task in work.values() for _, w in task)
