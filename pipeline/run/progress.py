@@ -25,9 +25,9 @@ log = logging.getLogger("s2sbench.progress")
 
 DEFAULT_INTERVAL_S = 30.0
 RATE_WINDOW_S = 600.0  # the rate (and so the ETA) is over the last ten minutes
-#: what a clip costs beside its characters, in characters: the whole sCMMLU's rows cost about 0.5 CPU s a clip plus
-#: 0.06 s a character, averaged over its two voices (docs/whole-sets.md)
-CLIP_WEIGHT_CHARS = 9
+#: what a clip costs beside its characters, in characters: the whole sCMMLU's rows cost about 0.48 CPU s a clip plus
+#: 0.062 s a character, averaged over its two voices (docs/whole-sets.md, "What it will cost")
+CLIP_WEIGHT_CHARS = 8
 
 
 @dataclass(frozen=True)
