@@ -128,9 +128,8 @@ class ClipCosts(Record):
                    assembly=sum((entry.assembly for entry in assemblies), Spent()), startup_s=0.0)  # fmt: skip
 
 
-def _per(spent: Spent, attribute: str, clips: int | None = None) -> float:
-    count = spent.clips if clips is None else clips
-    return getattr(spent, attribute) / count if count else 0.0
+def _per(spent: Spent, attribute: str) -> float:
+    return getattr(spent, attribute) / spent.clips if spent.clips else 0.0
 
 
 class TaskPlan(Record):
