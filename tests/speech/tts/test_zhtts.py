@@ -123,6 +123,9 @@ def test_what_the_front_end_cannot_read_is_not_retried(voice):
     with pytest.raises(SynthesisError) as caught:
         engine.synthesize("，。", voice, 0)
     assert not caught.value.retryable  # the text is the cause: another seed would fail the same way
+    with pytest.raises(SynthesisError, match=r"it has no sound for '##'") as marked:
+        engine.synthesize("出现########，这是由于", voice, 0)  # '#' is the front end's own prosody mark
+    assert not marked.value.retryable
     with pytest.raises(SynthesisError) as unknown_model:
         engine.synthesize("你好。", voice.model_copy(update={"model": "wavenet"}), 0)
     assert unknown_model.value.retryable
