@@ -68,6 +68,12 @@ def texts_to_speak(item: Item, task: TaskConfig) -> dict[Role, str]:
     return texts
 
 
+def spoken_chars(item: Item, task: TaskConfig) -> int:
+    """The characters of the texts the task speaks for ``item``: what a row's measured cost and a build's plan scale
+    by."""
+    return sum(map(len, texts_to_speak(item, task).values()))
+
+
 def with_spoken_texts(item: Item, task: TaskConfig) -> Item:
     """``item`` with the texts its task speaks as a voice reads them (:func:`normalize_for_tts` in the task's
     language): what ``items.jsonl`` and ``s2sbench items`` show beside the text itself."""

@@ -30,7 +30,7 @@ from pathlib import Path
 from s2sbench.pipeline.machine.costs import CostLedger, LedgerEntry, RowCost, Spent, machine
 from s2sbench.pipeline.run.progress import format_duration
 from s2sbench.pipeline.core.records import BuildRow, Item, Record
-from s2sbench.pipeline.items.load import texts_to_speak
+from s2sbench.pipeline.items.load import spoken_chars, texts_to_speak
 from s2sbench.pipeline.items.sources import LoadResult
 from s2sbench.pipeline.items.task_config import TaskConfig
 
@@ -253,10 +253,6 @@ def calibration_items(task: TaskConfig) -> int:
     return max(1, min(CALIBRATION_ITEMS, -(-CALIBRATION_CLIPS // per_item)))
 
 
-def spoken_chars(item: Item, task: TaskConfig) -> int:
-    return sum(map(len, texts_to_speak(item, task).values()))
-
-
 def spread_by_length(items: list[Item], task: TaskConfig, count: int) -> list[Item]:
     """``count`` of ``items``, one from the middle of each of ``count`` equal slices of the items sorted by the length
     the task speaks: a calibration then times short and long items as the set has them, not the source's first few
@@ -280,7 +276,8 @@ def calibrate(task: TaskConfig, loaded: LoadResult, count: int | None = None, se
     with _quiet_datasets(), tempfile.TemporaryDirectory(prefix="s2sbench-calibration-") as scratch:
         store = Path(scratch) / "store"
         started = time.perf_counter()
-        run_build([task], Path(scratch) / "warm", limit=1, store_root=store, seed=seed)
+        run_build([task], Path(scratch) / "warm", store_root=store, seed=seed,
+                  loaded={task.name: replace(loaded, items=items[:1], drops=[], rows_in=1)})  # fmt: skip
         warm_s = time.perf_counter() - started
         # other seeds, so that no clip of the warm-up is found in the store
         timed = Path(scratch) / "timed"

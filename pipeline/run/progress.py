@@ -209,7 +209,7 @@ class BuildProgress(Progress):
         self.shard_work = shard_work  # task -> (rows, work) of each of its shards, in the order of ``shards``
         self._finished: dict[Path, tuple[int, int]] = {}
         done, clips, work = self._count()
-        total = sum(work for task in (shard_work or {}).values() for _, work in task) if shard_work else None
+        total = sum(work for task in shard_work.values() for _, work in task) if shard_work else None
         super().__init__(what, pairs, done=done, clips=clips, work_total=total, work_done=work, **kwargs)
 
     def _count(self) -> tuple[dict[str, int], int, float]:

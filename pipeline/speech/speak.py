@@ -20,7 +20,7 @@ from s2sbench.pipeline.speech.audio import ClipStore
 from s2sbench.pipeline.machine.costs import Meter, RowCost
 from s2sbench.pipeline.core.records import BuildRow, Clip, ClipCheck, Item, Reason, Role
 from s2sbench.pipeline.speech.synthesize import Synthesizer
-from s2sbench.pipeline.items.load import texts_to_speak
+from s2sbench.pipeline.items.load import spoken_chars, texts_to_speak
 from s2sbench.pipeline.items.task_config import Retry, TaskConfig
 from s2sbench.pipeline.speech.tts import get_engine
 from s2sbench.pipeline.speech.tts.base import SynthesisError, Voice
@@ -141,8 +141,8 @@ class Speaker:
                     del pending[role]
         outcome.cost = RowCost(
             id=outcome.id, task=self.task.name, voice=voice.id, asr_model=self._asr_name(), clips=len(texts),
-            chars=sum(map(len, texts.values())), cached=cached, retried_clips=retried, audio_bytes=audio_bytes, synthesis=synthesis.spent(),
-            gate=gate.spent(), retries=retries.spent(),
+            chars=spoken_chars(item, self.task), cached=cached, retried_clips=retried, audio_bytes=audio_bytes,
+            synthesis=synthesis.spent(), gate=gate.spent(), retries=retries.spent(),
         )  # fmt: skip
         if pending:
             role = unspeakable or next(iter(pending))

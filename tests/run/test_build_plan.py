@@ -8,7 +8,8 @@ import pytest
 from s2sbench.pipeline.buildfolder.builddir import BuildDir
 from s2sbench.pipeline.catalog.tasks import load_task
 from s2sbench.pipeline.items.load import load_task_items
-from s2sbench.pipeline.run.build_plan import ClipCosts, Lengths, LengthCost, _seconds, spoken_chars, spread_by_length
+from s2sbench.pipeline.items.load import spoken_chars
+from s2sbench.pipeline.run.build_plan import ClipCosts, Lengths, LengthCost, _seconds, spread_by_length
 
 from tests.real_build import STORY_TASK
 
