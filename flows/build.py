@@ -13,8 +13,8 @@ from prefect.futures import PrefectWrappedFuture
 from s2sbench.flows.stages import names, progress_artifact, stage, whole
 from s2sbench.pipeline.run.assemble import assemble_build
 from s2sbench.pipeline.run.build import (
-    DEFAULT_SHARD_SIZE, build_session, condition_shard, kept_rows, load_build_items, prepare_items, shard_items, shard_work,
-    speak_shard)
+    DEFAULT_SHARD_SIZE, build_session, condition_shard, kept_rows, load_build_items, prepare_items, reading_changes,
+    shard_items, shard_work, speak_shard)
 from s2sbench.pipeline.speech.conditions import context_clips
 from s2sbench.pipeline.buildfolder.build_report import BuildReport
 from s2sbench.pipeline.core.errors import ConfigError
@@ -124,6 +124,8 @@ def build_flow(
     with build_session(Path(out_dir), configs, limit, shard_size, seed, rebuild) as build:
         chunks, shards, pairs, work = {}, {}, {}, {}
         for config in configs:
+            if change := reading_changes(build, loaded[config.name]):
+                logger.warning(change)
             items = prepare_items(config, build.root, limit, loaded[config.name])
             chunks[config.name] = shard_items(items, shard_size)
             logger.info("task %s: %d items in %d shard(s), voices %s", config.name, len(items), len(chunks[config.name]),

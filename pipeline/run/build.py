@@ -73,6 +73,23 @@ def refuse_impossible_conditions(tasks: list[TaskConfig], limit: int | None = No
     load_build_items([task for task in tasks if task.conditions], limit)
 
 
+def reading_changes(build: BuildDir, result: LoadResult) -> str | None:
+    """What a resume says when this s2sbench reads some items differently than the start that wrote the build's items
+    (a reading of numbers, units or symbols changed in between), before they are written again; None when none is.
+    The build goes on: each row keeps what it was made with."""
+    path = build.items_path(result.task)
+    if not path.exists():
+        return None
+    before = {item.id: item.spoken for item in build.read_items(result.task)}
+    changed = [item.id for item in result.items if before.get(item.id) and before[item.id] != item.spoken]
+    if not changed:
+        return None
+    shown = ", ".join(changed[:3]) + (", ..." if len(changed) > 3 else "")
+    return (f"{path}: {len(changed)} item(s) are read differently than when this build wrote them ({shown}): rows "
+            "already made keep the clips and readings they were made with, rows made from now on read the new way; "
+            "--rebuild makes every row with one reading")
+
+
 def prepare_items(task: TaskConfig, out: BuildDir | Path, limit: int | None = None,
                   loaded: LoadResult | None = None) -> list[Item]:
     """Write the task's items (``loaded`` by :func:`load_build_items`, else loaded here) to the build's ``items/``."""
@@ -182,6 +199,8 @@ def run_build(tasks: list[TaskConfig], out: BuildDir | Path, *, limit: int | Non
     loaded = loaded or load_build_items(tasks, limit)
     with build_session(out, tasks, limit, shard_size, seed, rebuild) as build:
         for task in tasks:
+            if change := reading_changes(build, loaded[task.name]):
+                log.warning("%s", change)
             shards = shard_items(prepare_items(task, build, limit, loaded[task.name]), shard_size)
             for index, shard in enumerate(shards):
                 summary = speak_shard(task, shard, index, build, store_root, seed)

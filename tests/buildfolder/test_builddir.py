@@ -91,6 +91,34 @@ def test_resume_with_other_inputs_is_refused_with_what_changed_and_rebuild_start
     assert rebuilt.tasks["tiny"].kept == 1
 
 
+def test_a_resume_whose_reading_of_the_text_changed_says_so_and_keeps_the_rows(tiny_task, tmp_path, caplog):
+    """Between two starts of one build, s2sbench may read a number or a symbol another way (the whole sCMMLU was
+    resumed across such a change). The resume names the items read differently, and the rows already made stay as
+    they were made."""
+    source = tmp_path / "story.jsonl"
+    source.write_text(source.read_text(encoding="utf-8").replace("ran to", "ran 3 miles to"), encoding="utf-8")
+    out, store = tmp_path / "build", tmp_path / "clips"
+    run_build([load_task(tiny_task)], out, store_root=store)
+    build = BuildDir(out)
+    items_path = build.items_path("tiny")
+    written = json.loads(items_path.read_text(encoding="utf-8"))
+    assert written["spoken"] == {"context": "The dog ran three miles to the park."}
+    with caplog.at_level("WARNING", logger="s2sbench.pipeline.run.build"):
+        run_build([load_task(tiny_task)], out, store_root=store)
+    assert not caplog.records  # the same reading: nothing to say
+    # the items as an older s2sbench wrote them, which read the digit as a digit
+    items_path.write_text(json.dumps({**written, "spoken": {"context": "The dog ran 3 miles to the park."}}) + "\n",
+                          encoding="utf-8")
+    rows_before = [row.model_dump() for row in build.read_manifest()]
+    with caplog.at_level("WARNING", logger="s2sbench.pipeline.run.build"):
+        report = run_build([load_task(tiny_task)], out, store_root=store)
+    assert [record.getMessage() for record in caplog.records] == [
+        f"{items_path}: 1 item(s) are read differently than when this build wrote them (s1): rows already made keep "
+        "the clips and readings they were made with, rows made from now on read the new way; --rebuild makes every "
+        "row with one reading"]
+    assert report.tasks["tiny"].kept == 1 and [row.model_dump() for row in build.read_manifest()] == rows_before
+
+
 def test_a_folder_of_an_older_layout_is_named_with_what_to_do(tiny_task, tmp_path):
     build = BuildDir(tmp_path / "old")
     build.items_dir.mkdir(parents=True)  # build files, no build.json
