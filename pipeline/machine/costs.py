@@ -240,8 +240,8 @@ class CostLedger:
                 machine=machine(), engine_cores=engine_cores(), task=costs[0].task, language=language, voice=voice,
                 asr_model=costs[0].asr_model, rows=len(costs), clips=sum(row.clips for row in costs),
                 chars=sum(row.chars for row in costs), cached=sum(row.cached for row in costs),
-                retried_clips=sum(row.retried_clips for row in costs), audio_bytes=sum(row.audio_bytes for row in costs), synthesis=_total(costs, "synthesis"),
-                gate=_total(costs, "gate"), retries=_total(costs, "retries"),
+                retried_clips=sum(row.retried_clips for row in costs), audio_bytes=sum(row.audio_bytes for row in costs),
+                synthesis=_total(costs, "synthesis"), gate=_total(costs, "gate"), retries=_total(costs, "retries"),
             )  # fmt: skip
             lines.append(entry.model_dump_json() + "\n")
         self._write(lines)

@@ -55,6 +55,17 @@ def _failed_check(
     )
 
 
+def read_as(voice: Voice, wanted: Retry) -> tuple[Voice, Retry]:
+    """``voice`` reading as ``wanted`` says, as far as its engine can: the voice, and the :class:`Retry` it did."""
+    engine = get_engine(voice.engine)
+    done = Retry()
+    if wanted.reading == "alternate" and (alternate := engine.alternate_reading(voice)) is not None:
+        voice, done = alternate, done.model_copy(update={"reading": "alternate"})
+    if wanted.rate != 1.0 and (changed := engine.at_rate(voice, wanted.rate)) is not None:
+        voice, done = changed, done.model_copy(update={"rate": wanted.rate})
+    return voice, done
+
+
 class Speaker:
     """Speaks and verifies items for one task; reuse one instance for many items (engines stay loaded)."""
 
@@ -72,14 +83,7 @@ class Speaker:
     def attempt_voice(self, voice: Voice, attempt: int) -> tuple[Voice, Retry]:
         """The voice an attempt speaks with and how it reads: the reading the attempt policy wants, as far as the
         engine can (the returned :class:`Retry` is what it did)."""
-        wanted = self.policy.reading(attempt)
-        engine = get_engine(voice.engine)
-        done = Retry()
-        if wanted.reading == "alternate" and (alternate := engine.alternate_reading(voice)) is not None:
-            voice, done = alternate, done.model_copy(update={"reading": "alternate"})
-        if wanted.rate != 1.0 and (changed := engine.at_rate(voice, wanted.rate)) is not None:
-            voice, done = changed, done.model_copy(update={"rate": wanted.rate})
-        return voice, done
+        return read_as(voice, self.policy.reading(attempt))
 
     def speak(self, item: Item, voice: Voice) -> SpeakOutcome:
         outcome = SpeakOutcome(item_id=item.id, voice=voice.id, row=None)

@@ -118,9 +118,13 @@ def stretch_mel(mel, speed: float):
                      ]).astype(mel.dtype)
 
 
+def _builtin(code) -> int:
+    """The builtin operator of an operator code (codes over 127 live only in ``builtinCode``)."""
+    return max(code.builtinCode, code.deprecatedBuiltinCode)
+
+
 def _builtin_code(model, op) -> int:
-    code = model.operatorCodes[op.opcodeIndex]
-    return max(code.builtinCode, code.deprecatedBuiltinCode)  # codes over 127 live only in builtinCode
+    return _builtin(model.operatorCodes[op.opcodeIndex])
 
 
 def add_tensor(model, name: str, shape: list[int], kind: int, value=None, graph: int = 0) -> int:
@@ -143,8 +147,7 @@ def new_op(model, builtin: int, inputs: list[int], outputs: list[int], options_t
     from tensorflow.lite.python import schema_py_generated as schema
 
     codes = model.operatorCodes
-    index = next((index for index, code in enumerate(codes)
-                  if not code.customCode and max(code.builtinCode, code.deprecatedBuiltinCode) == builtin), None)
+    index = next((index for index, code in enumerate(codes) if not code.customCode and _builtin(code) == builtin), None)
     if index is None:
         code = schema.OperatorCodeT()
         code.builtinCode, code.deprecatedBuiltinCode, code.version = builtin, min(builtin, 127), 1
@@ -334,11 +337,9 @@ class Speaker:
         return self.tf.lite.Interpreter(model_content=self.seeded[key])
 
     def tacotron2_mel(self, ids: list[int], seed: int):
-        if self.decoder is None:
-            return self.mel(self.acoustic("tacotron2", seed), ids, "tacotron2", 1.0, 1.0, 1.0)
-        for cap in self.decoder.caps(len(ids)):
+        for cap in self.decoder.caps(len(ids)) if self.decoder else [None]:
             mel = self.mel(self.acoustic("tacotron2", seed, cap), ids, "tacotron2", 1.0, 1.0, 1.0)
-            if self.decoder.fits(mel, cap):
+            if cap is None or self.decoder.fits(mel, cap):
                 return mel
 
     def mel(self, interpreter, ids: list[int], acoustic: str, speed: float, pitch: float, energy: float):
