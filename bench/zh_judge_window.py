@@ -1,7 +1,8 @@
 """The Mandarin judge's decodings side by side on a build's own attempts: CPU per clip, verdicts, and how many of each
 decoding's passes the other decodings hear.
 
-    python bench/zh_judge_window.py BUILD --store STORE [--task scmmlu] [--clips 200] [--threshold 0.15] [--write-docs]
+    python bench/zh_judge_window.py BUILD --store STORE [--task scmmlu] [--clips 200] [--threshold 0.15]
+                                    [--decodings NAME ...] [--baseline NAME] [--write-docs]
 
 A random half of the sampled attempts passed the build's gate and half were rejected (the hard cases are where the
 decodings differ). Each clip is decoded by Whisper base (faster-whisper, int8, one thread, one clip a call) as:
@@ -10,8 +11,11 @@ decodings differ). Each clip is decoded by Whisper base (faster-whisper, int8, o
   this run);
 - ``transcribe``: faster-whisper's own ``transcribe`` with its defaults (timestamps, temperature fallback), beam 5:
   the independent check's second decoding (bench/zh_gate_check.py);
-- ``cut 6 s`` / ``cut 10 s``: the window cut to the clip plus 6 or 10 s (``window_pad_s``), beam 5;
+- ``cut 4 s`` / ``cut 6 s`` / ``cut 10 s``: the window cut to the clip plus 4, 6 or 10 s (``window_pad_s``), beam 5;
 - ``cut 10 s greedy``: the same window, greedy.
+
+``--decodings`` runs some of them (``transcribe`` always runs: its column is the independent check's), ``--baseline``
+names the one the others are compared with (CPU ratio, same verdict, what of their passes it hears; default ``30 s``).
 
 Scores are SER on tonal pinyin with the gate's normalization. Works on a build in progress (finished shards only).
 ``--write-docs`` puts the table in docs/verification.md (section ``judge-window``).
@@ -38,19 +42,20 @@ from s2sbench.pipeline.speech.audio import ClipStore  # noqa: E402
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "verification.md"
 
 
-def decoders() -> dict:
-    """Name -> what turns one clip into a transcript."""
-    one = {"batch_size": 1, "num_workers": 1}
-    full = get_asr("faster-whisper", "base", beam_size=BEAM, **one)
-    cut6 = get_asr("faster-whisper", "base", beam_size=BEAM, window_pad_s=6.0, **one)
-    cut10 = get_asr("faster-whisper", "base", beam_size=BEAM, window_pad_s=10.0, **one)
-    greedy10 = get_asr("faster-whisper", "base", window_pad_s=10.0, **one)
+DECODINGS = {"30 s": {"beam_size": BEAM}, "transcribe": {"beam_size": BEAM}, "cut 4 s": {"beam_size": BEAM, "window_pad_s": 4.0},
+             "cut 6 s": {"beam_size": BEAM, "window_pad_s": 6.0}, "cut 10 s": {"beam_size": BEAM, "window_pad_s": 10.0},
+             "cut 10 s greedy": {"window_pad_s": 10.0}}  # fmt: skip
 
-    return {"30 s": lambda audio: full.transcribe([audio], "zh")[0],
-            "transcribe": lambda audio: library_transcript(full, audio),
-            "cut 6 s": lambda audio: cut6.transcribe([audio], "zh")[0],
-            "cut 10 s": lambda audio: cut10.transcribe([audio], "zh")[0],
-            "cut 10 s greedy": lambda audio: greedy10.transcribe([audio], "zh")[0]}
+
+def decoders(names: list[str]) -> dict:
+    """Name -> what turns one clip into a transcript, for ``names`` (in that order) and ``transcribe``."""
+    def decoder(name: str):
+        asr = get_asr("faster-whisper", "base", batch_size=1, num_workers=1, **DECODINGS[name])
+        if name == "transcribe":
+            return lambda audio: library_transcript(asr, audio)
+        return lambda audio: asr.transcribe([audio], "zh")[0]
+
+    return {name: decoder(name) for name in dict.fromkeys([*names, "transcribe"])}
 
 
 def sample_attempts(build: BuildDir, task: str, count: int, seed: int = 7) -> list:
@@ -59,16 +64,17 @@ def sample_attempts(build: BuildDir, task: str, count: int, seed: int = 7) -> li
     if not checks:
         raise SystemExit(f"{build.root}: no finished shard of {task} with checked clips")
     rng = random.Random(seed)
-    passed = [check for check in checks if check.status == "passed"]
-    rejected = [check for check in checks if check.status == "rejected"]
+    # a clip kept on the reference is one the judge rejected (its status says it was kept)
+    passed = [check for check in checks if check.status == "passed" and not check.kept_on_reference]
+    rejected = [check for check in checks if check.status == "rejected" or check.kept_on_reference]
     half = min(count // 2, len(passed), len(rejected))
     return rng.sample(passed, half) + rng.sample(rejected, half)
 
 
-def run(build_dir: Path, store_dir: Path, task: str, count: int, threshold: float) -> str:
+def run(build_dir: Path, store_dir: Path, task: str, count: int, threshold: float, names: list[str], baseline: str) -> str:
     build, store = BuildDir(build_dir), ClipStore(store_dir)
     attempts = sample_attempts(build, task, count)
-    decode = decoders()
+    decode = decoders([baseline, *names])
     rates = {name: [] for name in decode}
     cpu = dict.fromkeys(decode, 0.0)
     for check in attempts:
@@ -82,17 +88,17 @@ def run(build_dir: Path, store_dir: Path, task: str, count: int, threshold: floa
     n = len(attempts)
     lines = [f"{n} attempts of `{build_dir.name}` ({n // 2} the gate passed, {n // 2} it rejected), SER <= {threshold}; "
              "CPU is one thread, one clip a call.", "",
-             "| decoding | CPU s per clip | vs 30 s | passes | same verdict as 30 s | of its passes, 30 s hears "
-             "| of its passes, transcribe hears |", "|---|---|---|---|---|---|---|"]
+             f"| decoding | CPU s per clip | vs {baseline} | passes | same verdict as {baseline} | of its passes, "
+             f"{baseline} hears | of its passes, transcribe hears |", "|---|---|---|---|---|---|---|"]
     for name in decode:
         passes = [index for index in range(n) if heard[name][index]]
-        same = sum(a == b for a, b in zip(heard[name], heard["30 s"]))
+        same = sum(a == b for a, b in zip(heard[name], heard[baseline]))
 
         def share(other: str) -> str:
             return f"{sum(heard[other][index] for index in passes)}/{len(passes)}" if passes else "-"
 
-        lines.append(f"| {name} | {cpu[name] / n:.3f} | {cpu[name] / cpu['30 s']:.2f}x | {len(passes)} | {same}/{n} "
-                     f"| {share('30 s')} | {share('transcribe')} |")
+        lines.append(f"| {name} | {cpu[name] / n:.3f} | {cpu[name] / cpu[baseline]:.2f}x | {len(passes)} | {same}/{n} "
+                     f"| {share(baseline)} | {share('transcribe')} |")
     return "\n".join(lines)
 
 
@@ -103,9 +109,13 @@ def main() -> int:
     parser.add_argument("--task", default="scmmlu")
     parser.add_argument("--clips", type=int, default=200)
     parser.add_argument("--threshold", type=float, default=0.15)
+    parser.add_argument("--decodings", nargs="+", choices=list(DECODINGS), default=list(DECODINGS),
+                        help="the decodings to run (default: all)")
+    parser.add_argument("--baseline", choices=list(DECODINGS), default="30 s", help="what the others are compared with")
     parser.add_argument("--write-docs", action="store_true", help=f"write the table into {DOCS}")
     args = parser.parse_args()
-    return show(run(args.build, args.store, args.task, args.clips, args.threshold), "judge-window", DOCS, args.write_docs)
+    table = run(args.build, args.store, args.task, args.clips, args.threshold, args.decodings, args.baseline)
+    return show(table, "judge-window", DOCS, args.write_docs)
 
 
 if __name__ == "__main__":
