@@ -384,15 +384,15 @@ class Speaker:
                 continue
             if acoustic == "tacotron2":
                 mel = self.tacotron2_mel(ids, seed)
+                if speed != 1.0:
+                    mel = stretch_mel(mel, speed)
             else:
                 mel = self.mel(self.acoustic(acoustic, seed), ids, acoustic, speed, float(request.get("pitch", 1.0)),
                                float(request.get("energy", 1.0)))
-            syllables = syllable_count(sentence)
+            syllables = syllable_count(sentence)  # checked on what the vocoder gets: a faster rate shortens it
             if mel.shape[1] < max(MIN_VOCODER_FRAMES, MIN_FRAMES_PER_SYLLABLE * syllables):
                 raise SilentPiece(f"{acoustic} stopped after {mel.shape[1]} frames for the {syllables} syllable(s) of "
                                   f"{sentence.replace(WORD_BOUNDARY, '')!r} (seed {seed})")
-            if acoustic == "tacotron2" and speed != 1.0:
-                mel = stretch_mel(mel, speed)
             audio = self.tts.mel2audio(mel)
             pieces += [audio[:-TACOTRON_TAIL] if acoustic == "tacotron2" else audio, pause]
         if not pieces:
