@@ -42,15 +42,21 @@ from s2sbench.pipeline.speech.audio import ClipStore  # noqa: E402
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "verification.md"
 
 
-DECODINGS = {"30 s": {"beam_size": BEAM}, "transcribe": {"beam_size": BEAM}, "cut 4 s": {"beam_size": BEAM, "window_pad_s": 4.0},
-             "cut 6 s": {"beam_size": BEAM, "window_pad_s": 6.0}, "cut 10 s": {"beam_size": BEAM, "window_pad_s": 10.0},
-             "cut 10 s greedy": {"window_pad_s": 10.0}}  # fmt: skip
+DECODINGS = {"30 s": {"beam_size": BEAM}, "transcribe": {"beam_size": BEAM},
+             "cut 4 s": {"beam_size": BEAM, "window_pad_s": 4.0}, "cut 6 s": {"beam_size": BEAM, "window_pad_s": 6.0},
+             "cut 10 s": {"beam_size": BEAM, "window_pad_s": 10.0}, "cut 10 s greedy": {"window_pad_s": 10.0}}  # fmt: skip
 
 
 def decoders(names: list[str]) -> dict:
-    """Name -> what turns one clip into a transcript, for ``names`` (in that order) and ``transcribe``."""
+    """Name -> what turns one clip into a transcript, for ``names`` (in that order) and ``transcribe``; decodings of
+    the same options share one loaded model (``30 s`` and ``transcribe``)."""
+    models: dict[tuple, object] = {}
+
     def decoder(name: str):
-        asr = get_asr("faster-whisper", "base", batch_size=1, num_workers=1, **DECODINGS[name])
+        options = tuple(sorted(DECODINGS[name].items()))
+        if options not in models:
+            models[options] = get_asr("faster-whisper", "base", batch_size=1, num_workers=1, **DECODINGS[name])
+        asr = models[options]
         if name == "transcribe":
             return lambda audio: library_transcript(asr, audio)
         return lambda audio: asr.transcribe([audio], "zh")[0]
@@ -71,7 +77,8 @@ def sample_attempts(build: BuildDir, task: str, count: int, seed: int = 7) -> li
     return rng.sample(passed, half) + rng.sample(rejected, half)
 
 
-def run(build_dir: Path, store_dir: Path, task: str, count: int, threshold: float, names: list[str], baseline: str) -> str:
+def run(build_dir: Path, store_dir: Path, task: str, count: int, threshold: float, names: list[str],
+        baseline: str) -> str:
     build, store = BuildDir(build_dir), ClipStore(store_dir)
     attempts = sample_attempts(build, task, count)
     decode = decoders([baseline, *names])
@@ -97,8 +104,8 @@ def run(build_dir: Path, store_dir: Path, task: str, count: int, threshold: floa
         def share(other: str) -> str:
             return f"{sum(heard[other][index] for index in passes)}/{len(passes)}" if passes else "-"
 
-        lines.append(f"| {name} | {cpu[name] / n:.3f} | {cpu[name] / cpu[baseline]:.2f}x | {len(passes)} | {same}/{n} "
-                     f"| {share(baseline)} | {share('transcribe')} |")
+        lines.append(f"| {name} | {cpu[name] / n:.3f} | {cpu[name] / cpu[baseline]:.2f}x | {len(passes)} "
+                     f"| {same}/{n} | {share(baseline)} | {share('transcribe')} |")
     return "\n".join(lines)
 
 
