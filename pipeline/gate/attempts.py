@@ -5,7 +5,8 @@ The first attempt reads the text as the voice does; each retry takes the next of
 next seed. What a reading means for a voice (a rate, the engine's other front end) is the speech layer's to apply;
 the policy only says which is wanted. When a clip's every attempt failed and the gate keeps clips on the reference
 (``gate.reference_margin_nats``), its attempts are asked for their margin best heard first, and the first the judge
-finds close enough to its reference is kept; a row is kept that way only if every failed clip of it is.
+finds close enough to its reference is kept; a row is kept that way only if every failed clip of it is. That is asked
+after the last attempt, or after each from ``gate.reference_keep_after`` on, which then ends the row's attempts.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ class AttemptPolicy:
     @property
     def keeps_on_reference(self) -> bool:
         return self.gate.reference_margin_nats is not None
+
+    def asks_margin_after(self, attempt: int) -> bool:
+        """Whether a clip that failed ``attempt`` (and every attempt before) is asked for its reference margin now,
+        and kept on it without the attempts left: after the last attempt, or from ``gate.reference_keep_after`` on."""
+        after = self.gate.reference_keep_after
+        return self.keeps_on_reference and (self.is_last(attempt) or (after is not None and attempt >= after))
 
     def keep_on_reference(
         self, checks: list[ClipCheck], pending: Sequence[str], verifier: Verifier,

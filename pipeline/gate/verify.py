@@ -327,8 +327,8 @@ class Verifier:
     def with_margin(self, check: ClipCheck, audio: np.ndarray) -> ClipCheck:
         """``check`` with the judge's reference margin when the gate asks for it and the error rate alone failed the
         clip (a clip with no speech, a loop or a transcript far too long is never kept on it). It costs the judge
-        another pass over the clip, so it is asked only of clips whose every attempt failed."""
-        if (self.gate.reference_margin_nats is None or check.status != "rejected"
+        another pass over the clip, so it is asked only of clips whose every attempt failed, and once."""
+        if (self.gate.reference_margin_nats is None or check.status != "rejected" or check.reference_margin is not None
                 or any(reason.code != "error_rate" for reason in check.reasons)):
             return check
         try:

@@ -135,12 +135,27 @@ class GateConfig(StrictSection):
     # it at most this many nats less likely than its own transcript: the voice said it, the judge's language model
     # preferred a commoner word (docs/verification.md, "Kept on the reference's likelihood"); None: never
     reference_margin_nats: PositiveFloat | None = None
+    # the margin asked from this attempt on, and a clip within it kept then, without the attempts left: a clip the judge
+    # mishears for its language model's sake is misheard again at every rate and seed, and those attempts were most of
+    # the retries' CPU on the whole sCMMLU (docs/verification.md); None: asked only after the last attempt
+    reference_keep_after: int | None = Field(default=None, ge=1)
     asr: AsrConfig = Field(default_factory=AsrConfig)
     speech_rate: dict[str, SpeechRate] = Field(default_factory=_default_speech_rates)  # language (or "default")
     max_internal_silence_s: float = Field(default=1.5, gt=0)  # longest pause allowed between the first and last word
     silence_threshold_db: float = Field(default=-40.0, lt=0)  # frames this far below the clip's peak count as silent
     max_ngram_repeats: int = Field(default=3, ge=1)  # an n-gram (n <= 4) repeated back to back more often: a loop
     max_length_ratio: float = Field(default=1.5, gt=1)  # transcript length over reference length, in words/chars
+
+    @model_validator(mode="after")
+    def _keep_after_needs_a_margin(self) -> "GateConfig":
+        if self.reference_keep_after is None:
+            return self
+        if self.reference_margin_nats is None:
+            raise ValueError("reference_keep_after keeps clips on the reference margin: set reference_margin_nats too")
+        if self.reference_keep_after > self.max_attempts:
+            raise ValueError(f"reference_keep_after ({self.reference_keep_after}) is past max_attempts "
+                             f"({self.max_attempts}): the margin is asked after the last attempt anyway")
+        return self
 
     @model_validator(mode="before")
     @classmethod

@@ -133,16 +133,16 @@ class Speaker:
                     last_check[clip.role] = check
             if first and not self.policy.is_last(attempt):
                 retried = len(pending)
+            if pending and self.policy.asks_margin_after(attempt):
+                with retries.span():
+                    audio_of = {check_id: (lambda clip=clip: self._load(clip)) for check_id, clip in made_for.items()}
+                    for role, index in self.policy.keep_on_reference(outcome.checks, list(pending), self.verifier,
+                                                                     audio_of).items():
+                        passed = outcome.checks[index]
+                        accepted[role] = (made_for[passed.id], passed)
+                        del pending[role]
             if not pending:
                 break
-        if pending and unspeakable is None and self.policy.keeps_on_reference:
-            with retries.span():
-                audio_of = {check_id: (lambda clip=clip: self._load(clip)) for check_id, clip in made_for.items()}
-                for role, index in self.policy.keep_on_reference(outcome.checks, list(pending), self.verifier,
-                                                                 audio_of).items():
-                    passed = outcome.checks[index]
-                    accepted[role] = (made_for[passed.id], passed)
-                    del pending[role]
         outcome.cost = RowCost(
             id=outcome.id, task=self.task.name, voice=voice.id, asr_model=self._asr_name(), clips=len(texts),
             chars=spoken_chars(item, self.task), cached=cached, retried_clips=retried, audio_bytes=audio_bytes,

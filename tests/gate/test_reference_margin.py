@@ -66,3 +66,28 @@ def test_the_summary_and_a_recheck_count_clips_kept_on_the_reference(run, store)
     assert verifier.on_reference(verifier.with_margin(again, store.load(kept.path))).kept_on_reference
     strict = Verifier(verifier.asr, GATE.model_copy(update={"reference_margin_nats": None}), "en")
     assert strict.on_reference(verifier.with_margin(again, store.load(kept.path))) is None
+
+
+def test_a_clip_kept_on_the_reference_early_ends_its_attempts(store, piper_voice, fw_asr, make_item):
+    """``reference_keep_after: 1``: the rare name is kept on its first attempt's margin, without the two attempts
+    left; the sentence the voice did not say is asked after every attempt and still dropped after all three."""
+    from s2sbench.pipeline.speech.speak import Speaker
+
+    gate = GATE.model_copy(update={"max_attempts": 3, "reference_keep_after": 1})
+    task = TaskConfig(name=TASK, language="en", source=SourceConfig(loader="jsonl", path="unused.jsonl"),
+                      voices=["piper-en-joe"], speak=["context"], gate=gate)
+    speaker = Speaker(task, MisreadingSynthesizer(store, item_id="planted", role="context"),
+                      Verifier(fw_asr, gate, task.language), store)
+    rare = speaker.speak(make_item("rare", RARE, ["It swam away.", "It flew away."], task=TASK), piper_voice)
+    assert [check.attempt for check in rare.checks] == [1]
+    assert rare.row is not None and rare.row.checks[Role.context()].kept_on_reference
+    planted = speaker.speak(make_item("planted", RARE, ["It swam away.", "It flew away."], task=TASK), piper_voice)
+    assert planted.row is None and [check.attempt for check in planted.checks] == [1, 2, 3]
+    assert all(check.reference_margin < -gate.reference_margin_nats for check in planted.checks)
+
+
+@pytest.mark.parametrize("update, message", [({"reference_margin_nats": None}, "set reference_margin_nats too"),
+                                             ({"reference_keep_after": 3}, "past max_attempts")])
+def test_reference_keep_after_is_checked(update, message):
+    with pytest.raises(ValueError, match=message):
+        GateConfig(**{**GATE.model_dump(), "reference_keep_after": 1, **update})
