@@ -94,3 +94,25 @@ def test_a_plan_puts_no_more_cpu_into_an_hour_than_the_machine_has(real_build, t
     (task,) = plan.tasks
     assert task.costs_from.startswith("ledger") and task.shards_to_run == 3
     assert task.wall_s >= round(task.cpu_s / usable_cores(), 1) > 0
+
+
+def test_a_build_killed_before_its_assembly_is_planned_from_its_shards(real_build, tmp_path):
+    """A long build killed before it assembled anything has thousands of rows in the ledger and no assembly: the plan
+    of its resume takes its costs from those rows (and says the assembly is not counted), not from a calibration of
+    a few."""
+    import json
+    import shutil
+
+    from s2sbench.pipeline.machine.costs import LEDGER_FILE
+    from s2sbench.pipeline.run.build_plan import plan_build
+
+    store = tmp_path / "store"
+    shutil.copytree(real_build.store, store)
+    ledger = store / LEDGER_FILE
+    lines = ledger.read_text(encoding="utf-8").splitlines(keepends=True)
+    shards = [line for line in lines if json.loads(line)["kind"] != "assembly"]
+    assert len(shards) < len(lines)
+    ledger.write_text("".join(shards), encoding="utf-8")
+    (task,) = plan_build([load_task(str(real_build.task_files[0]))], tmp_path / "out", store_root=store).tasks
+    assert task.costs_from.startswith("ledger") and task.costs_from.endswith("(no assembly yet: not counted)")
+    assert task.cpu_s > 0
