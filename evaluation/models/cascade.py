@@ -92,6 +92,7 @@ class CascadeAdapter(ModelAdapter):
     def transcribe(self, requests: list[Request]) -> dict[str, str]:
         """Transcripts of the distinct context audios of ``requests``, keyed by audio hash (cached)."""
         pending: dict[str, dict[str, np.ndarray]] = {}  # language -> audio hash -> samples
+        keys: dict[str, None] = {}  # the requests' audios, in order
         for request in requests:
             if not isinstance(request.context, Audio):
                 continue
@@ -101,6 +102,7 @@ class CascadeAdapter(ModelAdapter):
                                    f"{audio.sample_rate_hz} Hz; the ASR takes {ASR_SAMPLE_RATE_HZ} Hz")
             samples = np.ascontiguousarray(audio.samples, dtype=np.float32)
             key = sha256_bytes(samples.tobytes())
+            keys[key] = None
             if key in self._transcripts:
                 continue
             heard = audio.heard.get(self.asr.model_id)
@@ -112,7 +114,7 @@ class CascadeAdapter(ModelAdapter):
         for language, clips in pending.items():
             texts = self.asr.transcribe(list(clips.values()), language)
             self._transcripts.update(zip(clips.keys(), (text.strip() for text in texts)))
-        return self._transcripts
+        return {key: self._transcripts[key] for key in keys}  # not the whole cache: other calls' audios are in it
 
     def _as_text(self, request: Request, transcripts: dict[str, str]) -> Request:
         if not isinstance(request.continuation, str):
