@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePath
 
 from s2sbench.evaluation.data.sources import DatasetSourceError, EvalDataset, Part
 from s2sbench.pipeline.buildfolder.configs import config_condition
@@ -36,6 +37,8 @@ class TaskRows:
     voices: dict[str, None] = field(default_factory=dict)  # ordered sets, in the data's order
     items: dict[str, None] = field(default_factory=dict)
     candidate_audio: bool = False  # its rows carry spoken candidates
+    # item id -> the stem of the source file it came from (a CMMLU subject is one file); {} for data without the column
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -52,13 +55,18 @@ class SelectedRows:
     positions: dict[tuple[str, str, str], int]  # (task, voice, item id) -> its row's position in its set
 
 
-def _id_columns(part: Part) -> list[tuple[str, str, str, str, int]]:
-    """(task, voice, item id, language, candidate clips) of every row, without reading any audio."""
+def _id_columns(part: Part) -> list[tuple[str, str, str, str, int, str]]:
+    """(task, voice, item id, language, candidate clips, source file's stem) of every row, without reading any audio
+    (the stem is '' where the data has no ``source_file`` column)."""
     import pyarrow.compute as pc
 
-    table = part.rows.select_columns(["task", "voice", "item_id", "language", "candidate_audio"]).with_format("arrow")[:]
+    columns = ["task", "voice", "item_id", "language", "candidate_audio"]
+    has_source = "source_file" in part.rows.column_names
+    table = part.rows.select_columns(columns + ["source_file"] * has_source).with_format("arrow")[:]
     clips = pc.list_value_length(table.column("candidate_audio")).to_pylist()
-    return list(zip(*(table.column(name).to_pylist() for name in ("task", "voice", "item_id", "language")), clips))
+    sources = ([PurePath(name).stem for name in table.column("source_file").to_pylist()] if has_source
+               else [""] * len(clips))  # fmt: skip
+    return list(zip(*(table.column(name).to_pylist() for name in columns[:4]), clips, sources))
 
 
 def _unknown(kind: str, wanted: Sequence[str], known: Sequence[str], where: str) -> None:
@@ -74,7 +82,7 @@ def select_rows(data: EvalDataset, selection: Selection = Selection()) -> Select
     _unknown("task", selection.tasks, list(dict.fromkeys(row[0] for row in every_row)), data.location)
     _unknown("voice", selection.voices, list(dict.fromkeys(row[1] for row in every_row)), data.location)
     order: dict[str, dict[str, None]] = {}
-    for task, voice, item_id, _, _ in every_row:
+    for task, voice, item_id, *_ in every_row:
         if (not selection.tasks or task in selection.tasks) and (not selection.voices or voice in selection.voices):
             order.setdefault(task, {})[item_id] = None
     kept = {task: set(list(items)[: selection.limit]) for task, items in order.items()}
@@ -89,17 +97,19 @@ def select_rows(data: EvalDataset, selection: Selection = Selection()) -> Select
         condition = next(iter(conditions), None)
         if condition is None:
             clean_rows.extend(columns[part.where])
-        for index, (task, voice, item_id, language, clips) in enumerate(columns[part.where]):
+        for index, (task, voice, item_id, language, clips, source) in enumerate(columns[part.where]):
             if item_id not in kept.get(task, ()) or (selection.voices and voice not in selection.voices):
                 continue
             indices.append(index)
             entry = tasks.setdefault(task, TaskRows(language))
             entry.voices[voice] = entry.items[item_id] = None
             entry.candidate_audio = entry.candidate_audio or clips > 0
+            if source:
+                entry.sources[item_id] = source
         if indices:
             parts.append(SelectedPart(part, tuple(indices), condition))
     if not parts:
         raise DatasetSourceError(f"{data.location}: the selection holds no rows")
     # a row's place in its set (the original layout's uttid) is the clean row's; a condition repeats the rows
-    positions = set_positions((task, voice, item_id) for task, voice, item_id, _, _ in clean_rows)
+    positions = set_positions((task, voice, item_id) for task, voice, item_id, *_ in clean_rows)
     return SelectedRows(tuple(parts), tasks, positions)

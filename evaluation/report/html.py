@@ -23,6 +23,7 @@ from s2sbench.evaluation.results.summary import (
     ReportInputs,
     accuracy_frame,
     condition_rows,
+    source_rows,
     degradation_frame,
     load_inputs,
     percent,
@@ -133,6 +134,12 @@ def _results_sections(inputs: ReportInputs, normalization: str) -> str:
         parts.append(_table(CONDITION_HEADER, conditions, "condition-table"))
         parts.append(_plot(plots.accuracy_by_condition(accuracies, normalization), "conditions",
                            "accuracy per acoustic condition"))  # fmt: skip
+    source_header, sources = source_rows(inputs.runs, normalization)
+    if sources:
+        parts.append("<h2 id='sources'>Per source file</h2>")
+        parts.append("<p class='note'>A task whose items come from several source files (sCMMLU: a CMMLU subject "
+                     "each), under its rule, on each file's items alone, with 95% intervals.</p>")
+        parts.append(_table(source_header, sources, "source-table"))
     if not accuracies.empty:  # the conditions have their own plot
         clean = accuracies[[split_mode(mode)[1] is None for mode in accuracies["mode"]]]
         parts.append("<h2 id='accuracy'>Accuracy by mode</h2>")

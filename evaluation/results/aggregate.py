@@ -136,6 +136,29 @@ def summarize_task(
     return {"n_items": len(item_ids), "n_candidates": n_candidates, "modes": modes, "degradation": degradations}
 
 
+def summarize_by_source(
+    scores_by_mode: Mapping[str, list[Score]],
+    sources: Mapping[str, str],
+    rules: tuple[str, ...],
+    normalizations: tuple[str, ...],
+    boot: BootstrapOptions,
+) -> dict:
+    """The ``by_source`` entry of a task in results.json: :func:`summarize_task` over the items of each source file
+    (``sources``: item id -> file stem), for a task whose items come from more than one (sCMMLU: a subject each)."""
+    items_of: dict[str, set[str]] = defaultdict(set)
+    for item_id, source in sources.items():
+        items_of[source].add(item_id)
+    if len(items_of) < 2:
+        return {}
+    summaries = {}
+    for source, item_ids in sorted(items_of.items()):
+        part = {mode: [score for score in scores if score.item_id in item_ids] for mode, scores in scores_by_mode.items()}
+        if all(part.values()):
+            summary = summarize_task(part, rules, normalizations, boot)
+            summaries[source] = {key: summary[key] for key in ("n_items", "modes", "degradation")}
+    return summaries
+
+
 def sample_lines(scores: list[Score], rule: str, normalizations: tuple[str, ...]) -> list[dict]:
     """samples.jsonl rows of one task and mode. ``correct`` (under the task's pairwise ``rule``) of a wrong candidate:
     the right one beat it; of the right candidate: it beat every wrong one."""

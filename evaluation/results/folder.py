@@ -107,6 +107,14 @@ class ConditionResult(Record):
     clean_asr_error_rate: float | None
 
 
+class SourceResults(Record):
+    """A task's summary over the items of one of its source files (a CMMLU subject is one file)."""
+
+    n_items: int
+    modes: dict[str, dict[str, NormalizationSummary]]
+    degradation: list[DegradationEntry]
+
+
 class TaskResults(Record):
     version: int
     language: str
@@ -117,6 +125,7 @@ class TaskResults(Record):
     modes: dict[str, dict[str, NormalizationSummary]]  # mode -> normalization -> summary ("S->T@phone": a condition)
     degradation: list[DegradationEntry]
     conditions: dict[str, ConditionResult] = {}  # acoustic condition -> its parameters and the ASR's error rates
+    by_source: dict[str, SourceResults] = {}  # source file's stem -> its items' summary (tasks of several files)
 
     def accuracy(self, mode: str, normalization: str = "token", rule: str | None = None) -> Accuracy:
         return self.modes[mode][normalization].rule(rule or self.rules[0])

@@ -380,6 +380,37 @@ def condition_rows(runs: Sequence[Run], normalization: str = "token") -> list[li
     return rows
 
 
+def source_rows(runs: Sequence[Run], normalization: str = "token") -> tuple[list[str], list[list[str]]]:
+    """Per run, task (of several source files) and source file (a CMMLU subject), under the task's rule: each clean
+    mode's accuracy with its interval and units, and each degradation with its interval and McNemar p."""
+    modes: list[str] = []
+    gaps: list[tuple[str, str]] = []
+    for run in runs:
+        for entry in run.results.tasks.values():
+            for result in entry.by_source.values():
+                modes += [mode for mode in result.modes if mode not in modes]
+                gaps += [(d.reference_mode, d.mode) for d in result.degradation if (d.reference_mode, d.mode) not in gaps]
+    header = ["run", "task", "source", "items", *(f"{mode} % [95% CI] (n)" for mode in modes),
+              *(f"{_gap_name(*gap)}: degradation pts [95% CI], McNemar p" for gap in gaps)]
+    rows = []
+    for run in runs:
+        for task, entry in run.results.tasks.items():
+            rule = entry.rules[0]
+            for source, result in entry.by_source.items():
+                row = [run.label, task, source, str(result.n_items)]
+                for mode in modes:
+                    found = result.modes.get(mode, {}).get(normalization)
+                    accuracy = found.rule(rule) if found else None
+                    row.append(f"{percent(accuracy.value)} [{percent(accuracy.ci_low)}, {percent(accuracy.ci_high)}] "
+                               f"({accuracy.n_units})" if accuracy else "-")  # fmt: skip
+                for gap in gaps:
+                    found = next((d for d in result.degradation if (d.reference_mode, d.mode) == gap
+                                  and d.rule == rule and d.normalization == normalization), None)  # fmt: skip
+                    row.append(_gap_text(found))
+                rows.append(row)
+    return header, rows
+
+
 def results_markdown(results: object, normalization: str = "token") -> str:
     """The summary of one or more runs as markdown (for a Prefect artifact or a dataset card): per run and task,
     accuracy per mode with its 95% interval and units, the degradations with interval, relative loss and McNemar p,
@@ -400,6 +431,11 @@ def results_markdown(results: object, normalization: str = "token") -> str:
         lines += ["", "### Acoustic conditions", "", "The same rows' clips under each condition of the task file; "
                   "degradation against the text context and against the clean clips, on the same items.", ""]
         lines += markdown_table(CONDITION_HEADER, conditions)
+    header, rows = source_rows(runs, normalization)
+    if rows:
+        lines += ["", "### Per source file", "", "A task whose items come from several source files (sCMMLU: a CMMLU "
+                  "subject each), under its rule, on each file's items alone.", ""]
+        lines += markdown_table(header, rows)
     skipped = [(run.label, s) for run in runs for s in run.results.skipped]
     if skipped:
         lines += ["", "Not scored:"]

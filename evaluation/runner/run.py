@@ -36,7 +36,8 @@ from s2sbench.evaluation.protocol.modes import (
     template_for,
     under_condition,
 )
-from s2sbench.evaluation.results.aggregate import OriginalSets, sample_lines, summarize_task, write_jsonl, write_original
+from s2sbench.evaluation.results.aggregate import (OriginalSets, sample_lines, summarize_by_source, summarize_task, write_jsonl,
+                                                  write_original)
 from s2sbench.evaluation.results.tables import write_tables
 from s2sbench.evaluation.results.folder import RESULTS_FILE, ResultsDir, ResultsFile
 from s2sbench.evaluation.protocol.scoring import NORMALIZATIONS, Score, rules_for
@@ -469,6 +470,9 @@ def _report(data: EvalDataset, selected: SelectedRows, out: ResultsDir, adapter:
             "templates": {mode: template_for(run.config.templates, mode) for mode in by_mode},
             **summarize_task(by_mode, rules, options.normalizations, options.bootstrap),
             "conditions": _condition_entries(evaluation, name, run.config, by_mode),
+            "by_source": summarize_by_source({mode: scores for mode, scores in by_mode.items() if split_mode(mode)[1] is None},
+                                             selected.tasks[name].sources, rules, options.normalizations,
+                                             options.bootstrap),
         }
         sets = OriginalSets(tuple(selected.tasks[name].voices), selected.positions)
         for mode, scores in by_mode.items():

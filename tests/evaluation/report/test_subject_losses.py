@@ -92,3 +92,35 @@ def test_the_html_report_and_the_card_show_the_loss_per_subject(subject_build, t
     assert f"Rows the gate dropped: {len(drops)}" in html
     for drop in drops:
         assert f"<td>{drop['item_id']}</td>" in html and "failed 1 attempt(s) (seed 0 at rate 1: ser " in html
+
+
+def test_the_eval_scores_each_subject_alone_with_its_interval(subject_build, tmp_path):
+    """The eval of the real build, per source file (a CMMLU subject is one file): each subject's accuracy is its own
+    items' share of right-beats-wrong pairs (recounted here from samples.jsonl), with an interval around it and
+    degradation between the modes; results.md and the HTML report show the table. The model is generated scores."""
+    from s2sbench.evaluation.report.html import write_report
+    from s2sbench.evaluation.runner.run import EvalOptions, evaluate
+    from s2sbench.evaluation.results.summary import results_markdown
+
+    from tests.evaluation.conftest import ToyAdapter
+
+    out, store, _ = subject_build
+    results = evaluate(out, ToyAdapter(), ("T->T", "S->T"), tmp_path / "eval", EvalOptions())
+    entry = results.file.tasks[TASK]
+    assert set(entry.by_source) == set(QUESTIONS)
+    samples = [json.loads(line) for line in (tmp_path / "eval" / "samples.jsonl").read_text().splitlines()]
+    for subject, result in entry.by_source.items():
+        for mode in ("T->T", "S->T"):
+            pairs = [line["correct"]["token"] for line in samples
+                     if line["mode"] == mode and not line["right"] and f"-{subject}-" in line["item_id"]]
+            accuracy = result.modes[mode]["token"].rule(entry.rules[0])
+            assert accuracy.n_units == len(pairs) > 0 and accuracy.value == pytest.approx(sum(pairs) / len(pairs))
+            assert accuracy.ci_low <= accuracy.value <= accuracy.ci_high
+        assert {(d.reference_mode, d.mode) for d in result.degradation} == {("T->T", "S->T")}
+    assert sum(result.n_items for result in entry.by_source.values()) == entry.n_items
+    markdown = results_markdown(results.file)
+    assert "### Per source file" in markdown and all(f"| {subject} |" in markdown for subject in QUESTIONS)
+    report = tmp_path / "report.html"
+    write_report([tmp_path / "eval"], report)
+    html = report.read_text(encoding="utf-8")
+    assert 'id="source-table"' in html and all(f"<td>{subject}</td>" in html for subject in QUESTIONS)
