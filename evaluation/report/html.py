@@ -23,10 +23,10 @@ from s2sbench.evaluation.results.summary import (
     ReportInputs,
     accuracy_frame,
     condition_rows,
-    source_rows,
     degradation_frame,
     load_inputs,
     percent,
+    source_rows,
     summary_rows,
     voice_frame,
 )
