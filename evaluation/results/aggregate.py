@@ -145,14 +145,14 @@ def summarize_by_source(
 ) -> dict:
     """The ``by_source`` entry of a task in results.json: :func:`summarize_task` over the items of each source file
     (``sources``: item id -> file stem), for a task whose items come from more than one (sCMMLU: a subject each)."""
-    items_of: dict[str, set[str]] = defaultdict(set)
-    for item_id, source in sources.items():
-        items_of[source].add(item_id)
-    if len(items_of) < 2:
+    if len(set(sources.values())) < 2:
         return {}
+    parts: dict[str, dict[str, list[Score]]] = defaultdict(lambda: {mode: [] for mode in scores_by_mode})
+    for mode, scores in scores_by_mode.items():
+        for score in scores:  # one pass over the scores, not one per source
+            parts[sources[score.item_id]][mode].append(score)
     summaries = {}
-    for source, item_ids in sorted(items_of.items()):
-        part = {mode: [score for score in scores if score.item_id in item_ids] for mode, scores in scores_by_mode.items()}
+    for source, part in sorted(parts.items()):
         if all(part.values()):
             summary = summarize_task(part, rules, normalizations, boot)
             summaries[source] = {key: summary[key] for key in ("n_items", "modes", "degradation")}
