@@ -346,6 +346,10 @@ CONDITION_HEADER = ["run", "task", "rule", "condition", "parameters", "mode", "a
                     "vs clean speech: degradation pts [95% CI], McNemar p", "ASR error rate % clean -> condition"]
 
 
+def _accuracy_text(accuracy) -> str:
+    return f"{percent(accuracy.value)} [{percent(accuracy.ci_low)}, {percent(accuracy.ci_high)}] ({accuracy.n_units})"
+
+
 def _gap_text(gap) -> str:
     if gap is None:
         return "-"
@@ -373,10 +377,8 @@ def condition_rows(runs: Sequence[Run], normalization: str = "token") -> list[li
                     gaps = {d.reference_mode: d for d in entry.degradation
                             if d.mode == mode and d.rule == rule and d.normalization == normalization}  # fmt: skip
                     text_reference = next((ref for ref in gaps if ref[0] == "T"), None)
-                    rows.append([run.label, task, rule, condition, parameters, base,
-                                 f"{percent(accuracy.value)} [{percent(accuracy.ci_low)}, {percent(accuracy.ci_high)}] "
-                                 f"({accuracy.n_units})", _gap_text(gaps.get(text_reference)), _gap_text(gaps.get(base)),
-                                 asr])  # fmt: skip
+                    rows.append([run.label, task, rule, condition, parameters, base, _accuracy_text(accuracy),
+                                 _gap_text(gaps.get(text_reference)), _gap_text(gaps.get(base)), asr])  # fmt: skip
     return rows
 
 
@@ -400,9 +402,7 @@ def source_rows(runs: Sequence[Run], normalization: str = "token") -> tuple[list
                 row = [run.label, task, source, str(result.n_items)]
                 for mode in modes:
                     found = result.modes.get(mode, {}).get(normalization)
-                    accuracy = found.rule(rule) if found else None
-                    row.append(f"{percent(accuracy.value)} [{percent(accuracy.ci_low)}, {percent(accuracy.ci_high)}] "
-                               f"({accuracy.n_units})" if accuracy else "-")  # fmt: skip
+                    row.append(_accuracy_text(found.rule(rule)) if found else "-")
                 for gap in gaps:
                     found = next((d for d in result.degradation if (d.reference_mode, d.mode) == gap
                                   and d.rule == rule and d.normalization == normalization), None)  # fmt: skip
