@@ -220,9 +220,15 @@ _LATIN_UNITS = {"mmHg": "毫米汞柱", "cmH2O": "厘米水柱", "kPa": "千帕"
                 "mg/dl": "毫克每分升", "mg/dL": "毫克每分升", "g/dl": "克每分升", "g/dL": "克每分升", "mg/L": "毫克每升",
                 "g/L": "克每升", "U/L": "单位每升", "ml/min": "毫升每分钟", "mL/min": "毫升每分钟"}
 # the same units as CMMLU also writes them: the micro sign µ (U+00B5) for μ, a full-width slash
-_UNIT_VARIANTS = str.maketrans({"µ": "μ", "／": "/"})
-_LATIN_UNIT = re.compile(r"(?<![A-Za-z])(" + "|".join(
-    re.escape(unit).replace("μ", "[μµ]").replace("/", "[/／]") for unit in sorted(_LATIN_UNITS, key=len, reverse=True))
+_UNIT_VARIANTS = {"μ": "µ", "/": "／"}  # the character in _LATIN_UNITS -> its variant
+_UNIT_CANONICAL = str.maketrans({variant: char for char, variant in _UNIT_VARIANTS.items()})
+
+
+def _unit_pattern(unit: str) -> str:
+    return "".join(f"[{char}{_UNIT_VARIANTS[char]}]" if char in _UNIT_VARIANTS else re.escape(char) for char in unit)
+
+
+_LATIN_UNIT = re.compile(r"(?<![A-Za-z])(" + "|".join(map(_unit_pattern, sorted(_LATIN_UNITS, key=len, reverse=True)))
                          + r")(?![A-Za-z])")
 _POWER_OF_TEN = re.compile(r"10\^(\d+)(/L)?")  # 10^9/L: 十的九次方每升
 _DIGITS = "零一二三四五六七八九"
@@ -249,7 +255,7 @@ def spoken_chinese(text: str) -> str:
     text = _MINUS.sub("-", text)
     text = _PRESSURE.sub(lambda match: f"{_cardinal(match[1])}比{_cardinal(match[2])}", text)
     text = _PER_MINUTE.sub(lambda match: f"{_cardinal(match[1])}次每{'分' if match[2] == '分' else '分钟'}", text)
-    text = _LATIN_UNIT.sub(lambda match: _LATIN_UNITS[match[0].translate(_UNIT_VARIANTS)], text)
+    text = _LATIN_UNIT.sub(lambda match: _LATIN_UNITS[match[0].translate(_UNIT_CANONICAL)], text)
     text = _SHARP.sub("夏普", text)
     text = _HASHES.sub(lambda match: "井号" if len(match[0]) == 1 else f"{_cardinal(str(len(match[0])))}个井号", text)
     text = _POWER_OF_TEN.sub(lambda match: f"十的{match[1]}次方" + ("每升" if match[2] else ""), text)
