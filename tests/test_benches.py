@@ -2,6 +2,7 @@
 not when someone next runs it (the benches themselves are too slow for the default run)."""
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -49,3 +50,65 @@ def test_the_stage_cost_section_is_the_real_builds_table(real_build, monkeypatch
         ["| retries", voice] for voice in voices] + [["| assembly", "all"]]
     assert table[3][1].startswith("faster-whisper:tiny.en")
     assert [int(row[2]) for row in table[:3]] == [9, 9, 2]  # 3 stories x 3 texts per voice; 2 questions' contexts
+
+
+def _replay_rows(body: str) -> dict[str, list[str]]:
+    """The replay table's rows by their first cell (the policy's max_attempts)."""
+    rows = [line.strip("| ").split(" | ") for line in body.splitlines() if line.startswith("| ")][1:]
+    return {row[0]: row for row in rows}
+
+
+def test_the_retry_replay_keeps_a_real_builds_rows_and_prices_fewer_attempts(real_build, monkeypatch, tmp_path):
+    """bench/retry_replay.py on a real build: its own policy comes out as built, one attempt keeps exactly the rows
+    whose every clip passed its first attempt and costs less, and a third attempt the build never made is said so."""
+    from s2sbench.pipeline.buildfolder.builddir import BuildDir
+
+    module = _load("retry_replay.py", monkeypatch)
+    body = module.table(real_build.root, real_build.store, [module.Policy(1), module.Policy(3)], None,
+                        tmp_path / "margins.jsonl", "task")
+    assert "Its own policy replayed (the first line) keeps every row as the build did." in body
+    build = BuildDir(real_build.root)
+    attempts: dict[str, list] = {}
+    for check in build.read_verification():
+        attempts.setdefault(f"{check.item_id}@{check.voice}", []).append(check)
+    first_time = sum(all(check.attempt == 1 for check in checks) and all(check.status != "rejected" for check in checks)
+                     for checks in attempts.values())
+    retried = sum(any(check.attempt == 2 for check in checks) for checks in attempts.values())
+    assert retried  # story 3 is heard wrong on every attempt
+    rows = _replay_rows(body)
+    n_rows = len(attempts)
+    assert rows["2 (as built)"][3].startswith(f"{len(build.read_manifest())}/{n_rows} ")
+    assert rows["2 (as built)"][-1] == "1.00x"
+    assert rows["1"][3].startswith(f"{first_time}/{n_rows} ")
+    assert float(rows["1"][-1].rstrip("x")) < 1.0
+    assert rows["3"][6] == str(retried)  # "not recorded": the rows that would need the attempt the build never made
+    assert rows["2 (as built)"][4].startswith("fixture-stories-en ")
+
+
+def test_the_retry_replay_asks_the_builds_judge_each_margin_once(real_build, monkeypatch, tmp_path):
+    """A policy that keeps clips on the reference asks the build's own judge (Whisper tiny.en) for the margins the build
+    never asked, keeps them, and a second replay reads them instead of asking again."""
+    module = _load("retry_replay.py", monkeypatch)
+    margins = tmp_path / "margins.jsonl"
+    policies = [module.Policy(2, 1)]
+    body = module.table(real_build.root, real_build.store, policies, 10.0, margins, "voice")
+    asked = [json.loads(line) for line in margins.read_text().splitlines()]
+    assert asked and all(isinstance(entry["margin"], float) and entry["cpu_s"] > 0 for entry in asked)
+    assert all("|candidate:" in entry["id"] or "|context|" in entry["id"] for entry in asked)
+    row = _replay_rows(body)["2"]
+    assert row[1:3] == ["1", "10.0"] and int(row[7]) == len(asked)
+    before = margins.read_bytes()
+    assert module.table(real_build.root, real_build.store, policies, 10.0, margins, "voice") == body
+    assert margins.read_bytes() == before
+
+
+@pytest.mark.parametrize("policy, margin, says", [
+    ((2, 3), 10.0, "reference_keep_after (3) is past max_attempts (2)"),
+    ((2, 1), None, "set reference_margin_nats too"),
+    ((0, None), None, "max_attempts"),
+])  # fmt: skip
+def test_the_retry_replay_refuses_a_policy_no_gate_can_have(real_build, monkeypatch, tmp_path, policy, margin, says):
+    module = _load("retry_replay.py", monkeypatch)
+    with pytest.raises(SystemExit, match="not a gate task fixture-") as refused:
+        module.table(real_build.root, real_build.store, [module.Policy(*policy)], margin, tmp_path / "m.jsonl", "task")
+    assert says in str(refused.value)

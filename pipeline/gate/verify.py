@@ -271,6 +271,13 @@ def gate_warning(task: TaskConfig) -> str:
     return f"task {task.name} (language {task.language}): every clip will be {reason}" if reason else ""
 
 
+def asks_margin(gate: GateConfig, check: ClipCheck) -> bool:
+    """Whether ``gate`` asks the judge for ``check``'s reference margin: the gate keeps clips on the reference, and
+    the clip failed on its error rate alone and has no margin yet."""
+    return (gate.reference_margin_nats is not None and check.status == "rejected" and check.reference_margin is None
+            and all(reason.code == "error_rate" for reason in check.reasons))
+
+
 class Verifier:
     """Checks clips of one language against one gate; ``asr`` None (or a model without the language) checks only
     the signal and marks passing clips ``unverified``."""
@@ -328,8 +335,7 @@ class Verifier:
         """``check`` with the judge's reference margin when the gate asks for it and the error rate alone failed the
         clip (a clip with no speech, a loop or a transcript far too long is never kept on it). It costs the judge
         another pass over the clip, so it is asked only of clips whose every attempt failed, and once."""
-        if (self.gate.reference_margin_nats is None or check.status != "rejected" or check.reference_margin is not None
-                or any(reason.code != "error_rate" for reason in check.reasons)):
+        if not asks_margin(self.gate, check):
             return check
         try:
             scores = self.asr.score_texts(audio, [check.reference, check.hypothesis], self.language)
