@@ -13,8 +13,8 @@ the margins are kept in ``--margins`` (default ``BUILD/work/retry_replay_margins
 The first line replays the build's own policy: its rows must come out as the build kept them, or the replay says how
 many did not. A row needing an attempt that the build never made (a policy with more attempts than the build's)
 counts as "not recorded". CPU is each row's own measurement (``costs.jsonl``): its first attempts as metered, each
-retry its row's mean retry, each margin asked the mean that this replay measured; the ratio is against the build's
-own policy replayed the same way.
+retry its row's mean retry (less the margins it asked), each margin asked the mean that this replay measured; the
+ratio is against the build's own policy replayed the same way, which gives back what the build metered.
 """
 
 from __future__ import annotations
@@ -95,10 +95,16 @@ class Replayed:
     outcome_of: dict[str, str] = field(default_factory=dict)  # row id -> outcome
     margins_asked: int = 0
     first_cpu_s: float = 0.0
-    retry_cpu_s: float = 0.0
+    # per measured row: its retries' CPU (the margins it asked included), its retry attempts, its margins asked, as
+    # built; and the retry attempts this policy made
+    retried: list[tuple[float, int, int, int]] = field(default_factory=list)
 
     def cpu_s(self, margin_cpu_s: float) -> float:
-        return self.first_cpu_s + self.retry_cpu_s + self.margins_asked * margin_cpu_s
+        """First attempts as measured; a retry at its row's mean, the margins the build asked taken out of the row's
+        retries; each margin this policy asked at ``margin_cpu_s``."""
+        retries = sum(max(0.0, cpu_s - margins * margin_cpu_s) * used / made
+                      for cpu_s, made, margins, used in self.retried if made)
+        return self.first_cpu_s + retries + self.margins_asked * margin_cpu_s
 
 
 def as_first_heard(check: ClipCheck) -> ClipCheck:
@@ -236,8 +242,10 @@ def replay(rows: list[RecordedRow], report, policy: Policy, margin_nats: float |
         result.margins_asked += len(judge.asked)
         if row.cost is not None:
             result.first_cpu_s += row.cost.synthesis.cpu_s + row.cost.gate.cpu_s
-            if retries_made := retry_attempts({role: len(attempts) for role, attempts in row.attempts.items()}):
-                result.retry_cpu_s += row.cost.retries.cpu_s * retry_attempts(used) / retries_made
+            made = retry_attempts({role: len(attempts) for role, attempts in row.attempts.items()})
+            margins_built = sum(check.reference_margin is not None
+                                for attempts in row.attempts.values() for check in attempts.values())
+            result.retried.append((row.cost.retries.cpu_s, made, margins_built, retry_attempts(used)))
     return result
 
 

@@ -83,6 +83,16 @@ def test_the_retry_replay_keeps_a_real_builds_rows_and_prices_fewer_attempts(rea
     assert float(rows["1"][-1].rstrip("x")) < 1.0
     assert rows["3"][6] == str(retried)  # "not recorded": the rows that would need the attempt the build never made
     assert rows["2 (as built)"][4].startswith("fixture-stories-en ")
+    # the build's own policy, replayed, costs what the build metered
+    from s2sbench.pipeline.speech.audio import ClipStore
+
+    report, recorded = build.read_report(), module.recorded_rows(build)
+    policy, margin = module.as_built(report, recorded)
+    replayed = module.replay(recorded, report, policy, margin, module.Margins(tmp_path / "again.jsonl"),
+                             ClipStore(real_build.store), "task")
+    metered = sum(cost.synthesis.cpu_s + cost.gate.cpu_s + cost.retries.cpu_s
+                  for shard in build.finished_shards() for cost in shard.read_costs())
+    assert metered > 0 and replayed.cpu_s(margin_cpu_s=0.5) == pytest.approx(metered)
 
 
 def test_the_retry_replay_asks_the_builds_judge_each_margin_once(real_build, monkeypatch, tmp_path):
