@@ -120,6 +120,11 @@ def test_the_eval_scores_each_subject_alone_with_its_interval(subject_build, tmp
     assert sum(result.n_items for result in entry.by_source.values()) == entry.n_items
     markdown = results_markdown(results.file)
     assert "### Per source file" in markdown and all(f"| {subject} |" in markdown for subject in QUESTIONS)
+    table = markdown.split("### Per source file")[1].split("\n\n")[2].splitlines()
+    # one column per mode and one per degradation, though a result holds one degradation per rule and normalization
+    assert table[0] == ("| run | task | source | items | T->T % [95% CI] (n) | S->T % [95% CI] (n) "
+                        "| T->T vs S->T: degradation pts [95% CI], McNemar p |")
+    assert len(table) == 2 + len(QUESTIONS) and all(line.count(" | ") == table[0].count(" | ") for line in table[2:])
     report = tmp_path / "report.html"
     write_report([tmp_path / "eval"], report)
     html = report.read_text(encoding="utf-8")
