@@ -317,7 +317,8 @@ def drop_reasons(reasons: dict[str, dict[str, int]]) -> bytes | None:
     figure, axes = plt.subplots(len(kinds), 1, figsize=(8, height), squeeze=False, layout="constrained")
     for axis, (kind, counts) in zip(axes[:, 0], kinds.items()):
         ordered = sorted(counts.items(), key=lambda pair: pair[1])
-        axis.barh([name for name, _ in ordered], [n for _, n in ordered], color="tab:red")
+        # a reason may quote a formula: "$...$" would be read as matplotlib's mathtext (and fail to parse)
+        axis.barh([name.replace("$", r"\$") for name, _ in ordered], [n for _, n in ordered], color="tab:red")
         axis.set_title(kind, fontsize="medium")
         axis.set_xlabel("count")
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))

@@ -55,12 +55,15 @@ class CandidateBuilder:
         return item
 
     def reject(self, item: Item, stage: str, reasons: dict[str, str], field: str) -> DroppedRow:
-        for who, reason in reasons.items():
-            # the kind of reason without the quoted specifics, so the report groups alike drops
-            kind = re.sub(r"'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\d+", "…", reason)
+        # the kind of reason without its specifics (a quoted word or formula, a list of question words, a number), so
+        # that the drop's code and the report group alike drops: CMMLU's test split has 1,013 distinct reasons, 19 kinds
+        kinds = {who: re.sub(r"'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\([^)]*[\u4e00-\u9fff][^)]*\)|\d+", "…", reason)
+                 for who, reason in reasons.items()}
+        for who, kind in kinds.items():
             self.rejections.setdefault(who, Counter())[kind] += 1
         text = "; ".join(f"{who}: {reason}" for who, reason in reasons.items())
-        return DroppedRow(item.source.file, item.source.row, field, text, stage, item.id)
+        code = "; ".join(f"{who}: {kind}" for who, kind in kinds.items())
+        return DroppedRow(item.source.file, item.source.row, field, text, stage, item.id, code=code)
 
     def report(self) -> dict[str, Any]:
         return {

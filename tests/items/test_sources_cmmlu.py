@@ -60,7 +60,8 @@ def test_cmmlu_folder_split_subjects_and_rewrite_report(make_task, tmp_path):
     assert report["rejected"] == {"rules": {"no option can stand in for the question word … where it is": 1}}
     drop = result.drops[0]
     assert drop.stage == "rewrite" and drop.item_id == "t-physics-2" and "physics.csv:4" in drop.reason.detail
-    assert "rules: no option can stand in for the question word '吗' where it is" in drop.reason.code
+    assert drop.reason.code == "rules: no option can stand in for the question word … where it is"
+    assert "rules: no option can stand in for the question word '吗' where it is" in drop.reason.detail
     only = load_task_items(cmmlu_task(make_task, tmp_path / "data" / "dev", options={"subjects": ["history"]}))
     assert len(only.items) == 1
 
@@ -93,3 +94,25 @@ def test_split_that_does_not_match_the_folder_is_an_error(make_task, tmp_path):
     with pytest.raises(TaskConfigError, match=r"key 'source.split': 'test', but .*dev has no test/ folder"):
         load_task_items(cmmlu_task(make_task, tmp_path / "dev", split="test"))
     assert len(load_task_items(cmmlu_task(make_task, tmp_path / "dev", split="dev")).items) == 1
+
+
+def test_rewrite_drops_are_coded_by_kind_and_the_report_can_plot_them(make_task, tmp_path):
+    """A drop's code is the kind of reason (the option, formula or question words it quotes are in the detail), so
+    the report groups alike drops: the whole test split's 1,013 distinct reasons made a plot of as many bars, and one
+    that quoted a LaTeX option ('$...$', which matplotlib reads as math) crashed the report."""
+    from collections import Counter
+
+    from s2sbench.evaluation.report.plots import drop_reasons
+
+    write_csv(tmp_path / "dev" / "x.csv", HEADER, [
+        ["0", "下列函数中是奇函数的是（ ）。", "$y=x^2$", "$y=x^3$", "$\\mathrm{A}，\\mathrm{B}$均是", "都不是", "B"],
+        ["1", "下列属于哺乳动物的是（ ）。", "鲸", "鲨鱼", "A和B都是", "都不是", "A"],
+        ["2", "哪个城市是首都，哪个城市最大", "北京", "上海", "广州", "深圳", "A"],
+    ])  # fmt: skip
+    result = load_task_items(cmmlu_task(make_task, tmp_path / "dev"))
+    codes = Counter(drop.reason.code for drop in result.drops)
+    assert codes == {"rules: option C … refers to the other options": 2, "rules: … question words …; an option fills one": 1}
+    assert "mathrm{B}$均是" in result.drops[0].reason.detail and "(哪, 哪)" in result.drops[2].reason.detail
+    # the report plots the codes, and a reason that still quotes a formula is drawn as text
+    assert drop_reasons({"dropped items": {f"rewrite: {code}": n for code, n in codes.items()}}).startswith(b"\x89PNG")
+    assert drop_reasons({"dropped items": {f"rewrite: {result.drops[0].reason.detail}": 1}}).startswith(b"\x89PNG")

@@ -76,7 +76,7 @@ def test_llm_rewriter_is_the_fallback_of_the_rules_through_a_local_openai_compat
                          Statements(item.context, tuple(item.candidates)))
     for drop in first.drops:  # a 135M model mostly writes bad rewrites: the drop keeps both rewriters' reasons
         assert drop.stage == "rewrite"
-        assert "rules: no option can stand in for the question word '什么' where it is; llm: " in drop.reason.code
+        assert "rules: no option can stand in for the question word '什么' where it is; llm: " in drop.reason.detail
     second = load_task_items(task)  # the cache answers: nothing new is sent, the result is identical
     assert len(smollm2_server.requests) == before + 1
     assert second.items == first.items and second.drops == first.drops
