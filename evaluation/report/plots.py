@@ -20,6 +20,8 @@ LEGEND_LABEL_CHARS = 60  # a legend label wraps past this many characters
 LEGEND_CHAR_PX, LEGEND_HANDLE_PX = 6, 48  # a character of a small legend label, and the handle with its gaps
 CONDITION_WIDTH_IN = 0.85  # a condition's bars and its two-line label ("S->T" over "babble5")
 HEADROOM_POINTS = 6.0  # above the highest interval end, so its cap and the frame never meet
+MAX_REASON_BARS = 15  # a panel of drop reasons shows the most common, the rest as one bar (a build coded by sentences
+# once had 1,013 reasons)
 
 
 def _pyplot():
@@ -305,6 +307,15 @@ def error_rate_histograms(checks) -> bytes | None:
     return None if figure is None else png(figure)
 
 
+def _most_common(counts: dict[str, int], bars: int) -> dict[str, int]:
+    """``counts`` in at most ``bars`` entries: the most common, then the others summed as one."""
+    if len(counts) <= bars:
+        return counts
+    ordered = sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))
+    rest = ordered[bars - 1 :]
+    return {**dict(ordered[: bars - 1]), f"{len(rest):,} other reasons": sum(n for _, n in rest)}
+
+
 def drop_reasons(reasons: dict[str, dict[str, int]]) -> bytes | None:
     """Horizontal bars per kind of count (``{"rejected attempts": {reason: n}, "dropped items": {...}}``)."""
     kinds = {kind: counts for kind, counts in reasons.items() if counts}
@@ -313,6 +324,7 @@ def drop_reasons(reasons: dict[str, dict[str, int]]) -> bytes | None:
     plt = _pyplot()
     from matplotlib.ticker import MaxNLocator
 
+    kinds = {kind: _most_common(counts, MAX_REASON_BARS) for kind, counts in kinds.items()}
     height = max(2.0, 0.45 * sum(len(c) for c in kinds.values()) + 1.2 * len(kinds))
     figure, axes = plt.subplots(len(kinds), 1, figsize=(8, height), squeeze=False, layout="constrained")
     for axis, (kind, counts) in zip(axes[:, 0], kinds.items()):

@@ -116,3 +116,15 @@ def test_rewrite_drops_are_coded_by_kind_and_the_report_can_plot_them(make_task,
     # the report plots the codes, and a reason that still quotes a formula is drawn as text
     assert drop_reasons({"dropped items": {f"rewrite: {code}": n for code, n in codes.items()}}).startswith(b"\x89PNG")
     assert drop_reasons({"dropped items": {f"rewrite: {result.drops[0].reason.detail}": 1}}).startswith(b"\x89PNG")
+
+
+def test_the_drop_plot_shows_the_most_common_reasons_and_the_rest_as_one_bar():
+    """A build coded by whole sentences (before drops were coded by kind) had 1,013 reasons: the plot keeps 15 bars."""
+    from s2sbench.evaluation.report import plots
+
+    counts = {f"rewrite: rules: the stem ends in '{n}', which no option completes": 1 for n in range(1000)}
+    counts["speak: error_rate"] = 376
+    shown = plots._most_common(counts, plots.MAX_REASON_BARS)
+    assert len(shown) == 15 and shown["speak: error_rate"] == 376 and shown["987 other reasons"] == 987
+    assert sum(shown.values()) == sum(counts.values())
+    assert plots.drop_reasons({"dropped items": counts}).startswith(b"\x89PNG")
