@@ -20,6 +20,7 @@ LEGEND_LABEL_CHARS = 60  # a legend label wraps past this many characters
 LEGEND_CHAR_PX, LEGEND_HANDLE_PX = 6, 48  # a character of a small legend label, and the handle with its gaps
 CONDITION_WIDTH_IN = 0.85  # a condition's bars and its two-line label ("S->T" over "babble5")
 HEADROOM_POINTS = 6.0  # above the highest interval end, so its cap and the frame never meet
+REASON_LABEL_CHARS = 40  # a drop reason's label wraps past this many characters
 MAX_REASON_BARS = 15  # a panel of drop reasons shows the most common, the rest as one bar (a build coded by sentences
 # once had 1,013 reasons)
 
@@ -316,22 +317,31 @@ def _most_common(counts: dict[str, int], bars: int) -> dict[str, int]:
     return {**dict(ordered[: bars - 1]), f"{len(rest):,} other reasons": sum(n for _, n in rest)}
 
 
-def drop_reasons(reasons: dict[str, dict[str, int]]) -> bytes | None:
-    """Horizontal bars per kind of count (``{"rejected attempts": {reason: n}, "dropped items": {...}}``)."""
-    kinds = {kind: counts for kind, counts in reasons.items() if counts}
+def drop_reasons_figure(reasons: dict[str, dict[str, int]]):
+    """Horizontal bars per kind of count (``{"rejected attempts": {reason: n}, "dropped items": {...}}``); None when
+    nothing was rejected."""
+    kinds = {kind: _most_common(counts, MAX_REASON_BARS) for kind, counts in reasons.items() if counts}
     if not kinds:
         return None
     plt = _pyplot()
     from matplotlib.ticker import MaxNLocator
 
-    kinds = {kind: _most_common(counts, MAX_REASON_BARS) for kind, counts in kinds.items()}
-    height = max(2.0, 0.45 * sum(len(c) for c in kinds.values()) + 1.2 * len(kinds))
+    # a long reason wraps, so the bars keep most of the width; a reason may quote a formula, and "$...$" would be
+    # read as matplotlib's mathtext (and fail to parse)
+    labels = {kind: {name: textwrap.fill(name, REASON_LABEL_CHARS).replace("$", r"\$") for name in counts}
+              for kind, counts in kinds.items()}
+    lines = sum(label.count("\n") + 1 for names in labels.values() for label in names.values())
+    height = max(2.0, 0.3 * lines + 0.2 * sum(len(c) for c in kinds.values()) + 1.2 * len(kinds))
     figure, axes = plt.subplots(len(kinds), 1, figsize=(8, height), squeeze=False, layout="constrained")
     for axis, (kind, counts) in zip(axes[:, 0], kinds.items()):
         ordered = sorted(counts.items(), key=lambda pair: pair[1])
-        # a reason may quote a formula: "$...$" would be read as matplotlib's mathtext (and fail to parse)
-        axis.barh([name.replace("$", r"\$") for name, _ in ordered], [n for _, n in ordered], color="tab:red")
+        axis.barh([labels[kind][name] for name, _ in ordered], [n for _, n in ordered], color="tab:red")
         axis.set_title(kind, fontsize="medium")
         axis.set_xlabel("count")
-        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
-    return png(figure)
+        axis.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
+    return figure
+
+
+def drop_reasons(reasons: dict[str, dict[str, int]]) -> bytes | None:
+    figure = drop_reasons_figure(reasons)
+    return None if figure is None else png(figure)

@@ -128,3 +128,6 @@ def test_the_drop_plot_shows_the_most_common_reasons_and_the_rest_as_one_bar():
     assert len(shown) == 15 and shown["speak: error_rate"] == 376 and shown["987 other reasons"] == 987
     assert sum(shown.values()) == sum(counts.values())
     assert plots.drop_reasons({"dropped items": counts}).startswith(b"\x89PNG")
+    figure = plots.drop_reasons_figure({"rejected clip attempts": {"error_rate": 12_000, "repeated_ngram": 150},
+                                        "dropped items (by stage)": counts})
+    assert plots.layout_problems(figure) == []  # the long reasons wrap; the count ticks do not run together
