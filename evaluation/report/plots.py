@@ -20,6 +20,8 @@ LEGEND_LABEL_CHARS = 60  # a legend label wraps past this many characters
 LEGEND_CHAR_PX, LEGEND_HANDLE_PX = 6, 48  # a character of a small legend label, and the handle with its gaps
 CONDITION_WIDTH_IN = 0.85  # a condition's bars and its two-line label ("S->T" over "babble5")
 HEADROOM_POINTS = 6.0  # above the highest interval end, so its cap and the frame never meet
+ERROR_RATE_AXIS_MAX = 1.0  # attempts above this error rate are drawn in the last bin (a runaway transcript's rate
+# reaches 20 and would squeeze every other attempt into the first bin)
 REASON_LABEL_CHARS = 40  # a drop reason's label wraps past this many characters
 MAX_REASON_BARS = 15  # a panel of drop reasons shows the most common, the rest as one bar (a build coded by sentences
 # once had 1,013 reasons)
@@ -289,14 +291,16 @@ def error_rate_figure(checks):
 
     groups = list(frame.groupby(["language", "voice", "metric"], sort=True))
     figure, axes = _panels(len(groups), 3.1, 3.0)
-    upper = max(0.5, float(frame["error_rate"].max()))
+    highest = float(frame["error_rate"].max())
+    upper = min(ERROR_RATE_AXIS_MAX, max(0.5, highest))
     bins = [upper * k / 20 for k in range(21)]
     for axis, ((language, voice, metric), rows) in zip(axes, groups):
         statuses = [s for s in ("passed", "rejected") if s in set(rows["status"])]
-        axis.hist([rows[rows["status"] == s]["error_rate"] for s in statuses], bins=bins, stacked=True,
-                  label=statuses, color=[{"passed": "tab:green", "rejected": "tab:red"}[s] for s in statuses])  # fmt: skip
+        axis.hist([rows[rows["status"] == s]["error_rate"].clip(upper=upper) for s in statuses], bins=bins,
+                  stacked=True, label=statuses,
+                  color=[{"passed": "tab:green", "rejected": "tab:red"}[s] for s in statuses])  # fmt: skip
         axis.set_title(f"{language} / {voice}", fontsize="medium")
-        axis.set_xlabel(f"{metric.upper()} (fraction)")
+        axis.set_xlabel(f"{metric.upper()} (fraction" + (f"; above {upper:g} in the last bin)" if highest > upper else ")"))
         axis.set_ylabel("clip attempts")
         axis.yaxis.set_major_locator(MaxNLocator(integer=True))
     _legend_below(figure, axes)

@@ -54,6 +54,22 @@ def test_the_accuracy_axis_follows_the_data(runs, figures):
         assert top > highest  # the highest interval's cap stays inside the frame
 
 
+def test_the_error_rate_histogram_keeps_every_attempt_and_the_threshold_readable(build_dir, clip_store, figures):
+    """Attempts heard far off (story 3's gibberish here; a runaway transcript reaches SER 20 on the whole sCMMLU) go
+    in the last bin, so the bins stay 0.05 wide around the gate's threshold and no attempt is left out."""
+    checks = load_build(build_dir, clip_store).checks
+    verified = checks[checks["error_rate"].notna()]
+    assert verified["error_rate"].max() > plots.ERROR_RATE_AXIS_MAX  # the fixture has such attempts
+    for axis in figures["error-rates"].axes:
+        if not axis.get_visible() or not axis.patches:
+            continue
+        language, voice = axis.get_title().split(" / ")
+        heights = sum(patch.get_height() for patch in axis.patches)
+        assert heights == len(verified[(verified["language"] == language) & (verified["voice"] == voice)])
+        assert max(patch.get_x() + patch.get_width() for patch in axis.patches) == pytest.approx(plots.ERROR_RATE_AXIS_MAX)
+        assert axis.get_xlabel().endswith(f"above {plots.ERROR_RATE_AXIS_MAX:g} in the last bin)")
+
+
 def test_a_chart_whose_top_interval_reaches_100_keeps_it_visible():
     frame = pd.DataFrame([
         {"run": "a", "task": "t", "mode": "T->T", "normalization": "token", "rule": "pairwise_strict",
