@@ -137,7 +137,8 @@ class Margins:
 
     def get(self, check: ClipCheck) -> Margin | None:
         known = self.known.get(check.id)
-        return known if known is not None and known.clip_key == check.clip_key else None
+        same = known is not None and (known.clip_key, known.asr_model) == (check.clip_key, check.asr_model)
+        return known if same else None
 
     def add(self, margin: Margin) -> None:
         self.writer.write(margin)
