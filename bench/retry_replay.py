@@ -150,8 +150,9 @@ class Margins:
 
 
 class Judge:
-    """One task's gate as ``AttemptPolicy.keep_on_reference`` asks it: a margin known (to the build or to
-    ``margins``) is not asked again, and the margins a row asks are counted, as the build counts them: once a row."""
+    """One task's gate as ``AttemptPolicy.keep_on_reference`` asks it. A row's checks carry the margins already known
+    (the build's, or ``margins``'), so only a new margin loads its clip and asks the judge; the margins a row consults
+    are counted once, as the build counts them."""
 
     def __init__(self, task: TaskConfig, gate: GateConfig, margins: Margins):
         self.task, self.gate, self.margins = task, gate, margins
@@ -162,14 +163,15 @@ class Judge:
         asr = get_asr(self.task.gate.asr.engine, self.task.gate.asr.model, **self.task.gate.asr.options)
         return Verifier(asr, self.gate, self.task.language)
 
+    def with_known_margin(self, check: ClipCheck) -> ClipCheck:
+        if (known := self.margins.get(check)) is None or not asks_margin(self.gate, check) or known.margin is None:
+            return check
+        return check.model_copy(update={"reference_margin": known.margin})
+
     def with_margin(self, check: ClipCheck, audio) -> ClipCheck:
-        if not asks_margin(self.gate, check) and check.reference_margin is None:
-            return check
         self.asked.add(check.id)
-        if check.reference_margin is not None:
+        if self.margins.get(check) is not None:  # asked before, and the judge could not score it
             return check
-        if (known := self.margins.get(check)) is not None:
-            return check.model_copy(update={"reference_margin": known.margin})
         start = time.process_time()
         scored = self.verifier.with_margin(check, audio)
         self.margins.add(Margin(id=check.id, clip_key=check.clip_key, asr_model=check.asr_model,
@@ -177,6 +179,8 @@ class Judge:
         return scored
 
     def on_reference(self, check: ClipCheck) -> ClipCheck | None:
+        if check.reference_margin is not None:
+            self.asked.add(check.id)
         return self.verifier.on_reference(check)
 
 
@@ -206,7 +210,7 @@ def replay_row(row: RecordedRow, policy: AttemptPolicy, judge: Judge, store: Cli
                 unspeakable = any(reason.code == "synthesis_failed" for reason in last.reasons)
                 return ("dropped" if unspeakable else "not recorded"), used
             used[role] += 1
-            checks.append(check)
+            checks.append(judge.with_known_margin(check))
             if check.clip_key:
                 audio_of[check.id] = audio_loader(store, check)
             if check.status in KEPT_STATUSES:
@@ -279,10 +283,9 @@ def table(build_dir: Path, store_dir: Path | None, policies: list[Policy], margi
     built, built_margin = as_built(report, rows)
     margins = Margins(margins_path or build_dir / "work" / "retry_replay_margins.jsonl")
     baseline = replay(rows, report, built, built_margin, margins, store, by)
+    margin = built_margin if margin_nats is None else margin_nats
     results = [(built, built_margin, baseline)] + [
-        (policy, margin_nats if margin_nats is not None else built_margin,
-         replay(rows, report, policy, margin_nats if margin_nats is not None else built_margin, margins, store, by))
-        for policy in policies]
+        (policy, margin, replay(rows, report, policy, margin, margins, store, by)) for policy in policies]
     margins.writer.close()
     manifest = {row.id for row in build.read_manifest()}
     differ = sum((row_id in manifest) != (outcome in ("passed", "on the reference"))

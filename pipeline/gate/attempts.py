@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from s2sbench.pipeline.core.records import ClipCheck
-from s2sbench.pipeline.gate.verify import Verifier
+from s2sbench.pipeline.gate.verify import Verifier, asks_margin
 from s2sbench.pipeline.items.task_config import GateConfig, Retry
 
 #: statuses of a check whose clip is kept
@@ -71,7 +71,8 @@ class AttemptPolicy:
                             if check.role == role and check.error_rate is not None and check.id in audio_of),
                            key=lambda index: checks[index].error_rate)  # fmt: skip
             for index in tried:
-                checks[index] = verifier.with_margin(checks[index], audio_of[checks[index].id]())
+                if asks_margin(self.gate, checks[index]):  # the clip is loaded only for a margin not asked yet
+                    checks[index] = verifier.with_margin(checks[index], audio_of[checks[index].id]())
                 if (passed := verifier.on_reference(checks[index])) is not None:
                     kept[role] = (index, passed)
                     break
