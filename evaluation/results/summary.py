@@ -385,11 +385,10 @@ def condition_rows(runs: Sequence[Run], normalization: str = "token") -> list[li
 def source_rows(runs: Sequence[Run], normalization: str = "token") -> tuple[list[str], list[list[str]]]:
     """Per run, task (of several source files) and source file (a CMMLU subject), under the task's rule: each clean
     mode's accuracy with its interval and units, and each degradation with its interval and McNemar p."""
+    results = [result for run in runs for entry in run.results.tasks.values() for result in entry.by_source.values()]
     # in order of first appearance, each once (a result has one degradation per pair, rule and normalization)
-    modes = list(dict.fromkeys(mode for run in runs for entry in run.results.tasks.values()
-                               for result in entry.by_source.values() for mode in result.modes))
-    gaps = list(dict.fromkeys((d.reference_mode, d.mode) for run in runs for entry in run.results.tasks.values()
-                              for result in entry.by_source.values() for d in result.degradation))
+    modes = list(dict.fromkeys(mode for result in results for mode in result.modes))
+    gaps = list(dict.fromkeys((d.reference_mode, d.mode) for result in results for d in result.degradation))
     header = ["run", "task", "source", "items", *(f"{mode} % [95% CI] (n)" for mode in modes),
               *(f"{_gap_name(*gap)}: degradation pts [95% CI], McNemar p" for gap in gaps)]
     rows = []
