@@ -20,6 +20,7 @@ than the CPU time over the usable cores, plus the engines' start-up and assembly
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import time
@@ -394,12 +395,14 @@ def plan_build(tasks: list[TaskConfig], out: Path, *, limit: int | None = None, 
             shards_left = -(-rows_left // (shard_size * len(voices))) if rows_left else 0
             at_once = max(1, min(parallel, shards_left))
             # shards at once share the machine's cores: a calibration timed alone (its engines' threads running
-            # beside one another) would otherwise project more CPU into each hour than the machine has
-            wall_s = max(wall_s / at_once, cpu_s / usable_cores())
+            # beside one another) would otherwise project more CPU into each hour than the machine has. Both figures
+            # are shown to a tenth of a second, and the wall shown is never under the CPU shown over the cores
+            cpu_s = round(cpu_s, 1)
+            wall_s = max(round(wall_s / at_once, 1), math.ceil(round(cpu_s / usable_cores() * 10, 6)) / 10)
             plans.append(TaskPlan(
                 task=task.name, items=len(items), voices=task.voices, spoken=task.speak, clips=clips,
                 rows_done=len(done), clips_in_store=in_store, clips_to_make=sum(lengths.clips for lengths in to_make.values()), shards_to_run=shards_left,
-                costs_from=costs.source, wall_s=round(wall_s, 1), cpu_s=round(cpu_s, 1),
+                costs_from=costs.source, wall_s=wall_s, cpu_s=cpu_s,
                 store_bytes=int(_bytes(costs, to_make) * (1 + costs.retry_share)), dataset_bytes=int(_bytes(costs, every)),
             ))  # fmt: skip
     return BuildPlan(
