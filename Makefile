@@ -46,7 +46,7 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest -q -m "not slow" -n auto --maxprocesses 4 --dist worksteal
 
-# ruff's rules, then the import contract (pyproject.toml's [tool.importlinter], docs/architecture.md)
+# ruff's rules, then the import contract (tests/importlinter.toml, docs/architecture.md)
 lint: setup
 	$(BIN)/python -m ruff check --no-cache .
 	$(BIN)/python -m tests.import_contract

@@ -1,4 +1,4 @@
-"""The import contract (``[tool.importlinter]`` in pyproject.toml) checked on this checkout, and the layer diagram
+"""The import contract (tests/importlinter.toml) checked on this checkout, and the layer diagram
 drawn from the same import graph.
 
     python -m tests.import_contract             # lint-imports: exit 1 and both modules' names on a wrong import
@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PYPROJECT = ROOT / "pyproject.toml"
+CONTRACT = ROOT / "tests" / "importlinter.toml"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 #: the installed name of each top-level folder (pyproject.toml's package-dir)
 MAPPED = {"pipeline": "pipeline", "evaluation": "evaluation", "flows": "flows", "data": "data"}
@@ -50,7 +50,7 @@ def make_view(where: Path, copied: Iterable[str] = ()) -> Path:
 def lint_imports(view: Path) -> subprocess.CompletedProcess:
     """import-linter's ``lint-imports`` on ``view`` with this checkout's contract (no cache: a view is new each time)."""
     env = {**os.environ, "PYTHONPATH": str(view)}
-    command = [str(Path(sys.executable).with_name("lint-imports")), "--config", str(PYPROJECT), "--no-cache"]
+    command = [str(Path(sys.executable).with_name("lint-imports")), "--config", str(CONTRACT), "--no-cache"]
     return subprocess.run(command, cwd=view, env=env, capture_output=True, text=True)
 
 
