@@ -274,7 +274,7 @@ def readme_section(figures: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, nargs="+", default=[4, 16], help="stories per build, one size after "
-                        f"another (default 4 16; the target, at most {TARGET:.0%} per stage, is for the smallest)")
+                        f"another (default 4 16; the target, at most {TARGET:.0%}% per stage, is for the smallest)")
     parser.add_argument("--rounds", type=int, default=5, help="(plain, flow) pairs per size (default 5); medians are "
                         "reported")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -295,7 +295,7 @@ def main() -> None:
     smallest = figures["sizes"][0]
     worst = max(smallest["stages"], key=lambda name: smallest["stages"][name]["overhead"])
     print(f"worst stage overhead at {smallest['items']} stories: {worst} {smallest['stages'][worst]['overhead']:+.1%} "
-          f"(target at most {TARGET:.0%})")
+          f"(target at most {TARGET:.0%}%)")
     for size in figures["sizes"]:
         print(f"{size['items']} stories: " + ", ".join(f"{name} {stage['overhead']:+.1%}" for name, stage in
                                                          size["stages"].items())
