@@ -149,7 +149,7 @@ class Degradation:
     accuracy: float
     chance: float
     absolute: Estimate  # reference - mode, with a paired bootstrap interval
-    relative: float | None  # absolute / (reference - chance); None when the reference is not above chance
+    relative: float | None  # absolute / (reference - chance); None unless the reference's interval is above chance
     relative_note: str
     mcnemar: McNemar
 
@@ -160,12 +160,17 @@ class Degradation:
         return out
 
 
-def relative_degradation(reference_accuracy: float, accuracy: float, chance: float) -> tuple[float | None, str]:
-    """(reference - accuracy) / (reference - chance): the share of above-chance skill lost, or None with why."""
-    headroom = reference_accuracy - chance
-    if headroom <= 0:
-        return None, f"undefined: the reference accuracy {reference_accuracy:.4f} is not above chance {chance:.4f}"
-    return (reference_accuracy - accuracy) / headroom, "(reference - mode) / (reference - chance)"
+NOT_ABOVE_CHANCE = "n/a (T->T not above chance)"
+
+
+def relative_degradation(reference: Estimate, accuracy: float, chance: float) -> tuple[float | None, str]:
+    """(reference - accuracy) / (reference - chance): the share of above-chance skill lost, or None with why. Only
+    where the reference's whole interval is above chance: a skill whose interval reaches chance may be nothing, and a
+    loss divided by it (0.3 points of skill gave -578%) means nothing either."""
+    if reference.ci_low <= chance:
+        return None, (f"{NOT_ABOVE_CHANCE}: the reference accuracy {reference.value:.4f} [{reference.ci_low:.4f}, "
+                      f"{reference.ci_high:.4f}] is not above chance {chance:.4f}")
+    return (reference.value - accuracy) / (reference.value - chance), "(reference - mode) / (reference - chance)"
 
 
 def degradation(
@@ -177,7 +182,7 @@ def degradation(
     chance: float,
     options: BootstrapOptions = BootstrapOptions(),
 ) -> Degradation:
-    relative, note = relative_degradation(reference.accuracy, other.accuracy, chance)
+    relative, note = relative_degradation(bootstrap_accuracy(reference, options), other.accuracy, chance)
     return Degradation(
         reference_mode=reference_mode,
         mode=mode,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from s2sbench.evaluation.protocol.modes import split_mode
+from s2sbench.evaluation.protocol.stats import NOT_ABOVE_CHANCE
 from s2sbench.evaluation.results.folder import ResultsDir, ResultsFile
 from s2sbench.pipeline.core.errors import DataError
 from s2sbench.pipeline.core.manifest import DocumentError, atomic_write_text
@@ -289,9 +290,9 @@ def percent(value: float | None, signed: bool = False) -> str:
 
 
 def relative_text(relative: float | None) -> str:
-    """The relative degradation; None (the reference is not above chance) reads as 'relative n/a'."""
+    """The relative degradation; None (the reference's interval is not above chance) says so."""
     text = percent(relative)
-    return f"{text}%" if text != "n/a" else "relative n/a"
+    return f"{text}%" if text != "n/a" else f"relative {NOT_ABOVE_CHANCE}"
 
 
 def p_value_text(p: float) -> str:

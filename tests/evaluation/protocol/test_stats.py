@@ -7,6 +7,7 @@ from scipy.stats import binomtest
 from s2sbench.evaluation.protocol.stats import (
     BootstrapOptions,
     Counts,
+    Estimate,
     bootstrap_accuracy,
     bootstrap_gap,
     degradation,
@@ -74,22 +75,25 @@ def test_the_item_bootstrap_matches_scipys_percentile_bootstrap():
     assert ours.stderr == pytest.approx(theirs.standard_error, rel=0.08)
 
 
-def test_relative_degradation_and_its_undefined_case():
-    value, note = relative_degradation(0.8, 0.7, 0.5)
+def test_relative_degradation_only_where_the_reference_interval_is_above_chance():
+    value, note = relative_degradation(Estimate(0.8, 0.72, 0.88, 0.04), 0.7, 0.5)
     assert value == pytest.approx(1 / 3) and "chance" in note
-    value, note = relative_degradation(0.5, 0.45, 0.5)
-    assert value is None and "not above chance" in note
+    # the whole sCMMLU slice of issue 58: T->T 50.3% [42.4, 57.9] against a chance of 50% printed -578.1%
+    value, note = relative_degradation(Estimate(0.503, 0.424, 0.579, 0.04), 0.52, 0.5)
+    assert value is None and note.startswith("n/a (T->T not above chance)")
 
 
 def test_degradation_bundles_gap_relative_and_mcnemar():
-    a = np.array([1, 1, 1, 1, 0, 1, 1, 0, 1, 1])
-    b = np.array([1, 0, 1, 0, 0, 1, 0, 0, 1, 1])
+    a = np.array([1, 1, 1, 1, 0, 1, 1, 0, 1, 1] * 4)
+    b = np.array([1, 0, 1, 0, 0, 1, 0, 0, 1, 1] * 4)
     found = degradation("T->T", "S->T", counts(a), counts(b), (a.astype(bool), b.astype(bool)), 0.5)
     assert found.absolute.value == pytest.approx(0.3)
     assert found.relative == pytest.approx(0.3 / 0.3)
-    assert (found.mcnemar.only_reference, found.mcnemar.only_other) == (3, 0)
-    assert found.mcnemar.p_value == pytest.approx(0.25)
+    assert (found.mcnemar.only_reference, found.mcnemar.only_other) == (12, 0)
     assert found.to_dict()["absolute"]["value"] == pytest.approx(0.3)
+    # ten items: T->T 80% whose interval reaches chance, so no relative figure
+    small = degradation("T->T", "S->T", counts(a[:10]), counts(b[:10]), (a[:10].astype(bool), b[:10].astype(bool)), 0.5)
+    assert small.relative is None and "not above chance" in small.relative_note
 
 
 def test_voice_spread():
