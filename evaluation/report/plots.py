@@ -27,12 +27,20 @@ MAX_REASON_BARS = 15  # a panel of drop reasons shows the most common, the rest 
 # once had 1,013 reasons)
 
 
+# matplotlib falls back glyph by glyph along this list: Latin from its own DejaVu Sans, Chinese and Japanese (drop
+# reasons quote the text's words; labels name voices and subjects) from the CJK font `make setup` installs
+# (fonts-wqy-microhei), or from a Noto CJK font where a user has one instead
+CJK_FONTS = ("WenQuanYi Micro Hei", "Noto Sans CJK JP", "Noto Sans CJK SC")
+
+
 def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    plt.rcParams["font.family"] = "sans-serif"
+    plt.rcParams["font.sans-serif"] = ["DejaVu Sans", *CJK_FONTS]
     return plt
 
 

@@ -130,3 +130,16 @@ def test_the_conditions_chart_keeps_its_labels_apart_at_any_number_of_conditions
     assert plots.layout_problems(figure) == []
     assert figure.get_size_inches()[0] * plots.DPI <= COLUMN_PX
     plots._pyplot().close(figure)
+
+
+def test_chinese_and_japanese_labels_draw_with_the_installed_cjk_font():
+    """A drop reason quoting Chinese or Japanese words renders every glyph (it drew boxes with matplotlib's default
+    font): matplotlib warns of each glyph it finds in no font, so no such warning may come."""
+    import warnings
+
+    reasons = {"rejected attempts": {"error_rate: 卵 heard as 暖": 3, "error_rate: 砂漠には必需品な物は": 2}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert plots.drop_reasons(reasons)[:8] == b"\x89PNG\r\n\x1a\n"
+    missing = [str(warning.message) for warning in caught if "missing from font" in str(warning.message)]
+    assert not missing, missing
