@@ -6,7 +6,9 @@ below its own transcript, against the same clips scored with a reference the voi
 For every attempt in the build's audit whose transcript was scored, the judge (the build's gate ASR, made to read a
 text: ``ASREngine.score_texts``) gives log P(reference) - log P(transcript) in nats. The control is the same clip
 scored with its reference two characters (two words, for a spaced language) changed to two of another item's
-reference, seeded: what a voice that said something else would score. A margin of M nats keeps a misheard clip when
+reference, seeded: what a voice that said something else would score. Texts are scored as the gate scores them: the
+normalized reference and transcript, or for Japanese (normalized into kana readings the judge never writes) the text
+as written and the raw transcript. A margin of M nats keeps a misheard clip when
 its margin is at least -M; the table gives, per M, the share of controls it would keep (the risk) and the share of
 attempts that failed on their transcript it would keep (the rows it can save). ``--write-docs`` puts the table in
 docs/verification.md.
@@ -43,13 +45,25 @@ def changed(reference: str, others: list[str], unspaced: bool, rng: random.Rando
     return joiner.join(units[:at] + source[take : take + 2] + units[at + 2 :])
 
 
+def text_of(item, role: str) -> str:
+    """The text a clip of ``role`` says, as written (``context`` or ``candidate:K``)."""
+    return item.context if role == "context" else item.candidates[int(str(role).split(":")[1])]
+
+
+def margin_texts(check, item) -> tuple[str, str]:
+    """(reference, transcript) as the gate's margin scores them (:meth:`Verifier.with_margin`)."""
+    if check.metric == "ker":  # an audit made before ``written`` was recorded has the item's text
+        return check.written or text_of(item, check.role), check.transcript
+    return check.reference, check.hypothesis
+
+
 def measure(build_dir: Path, store: Path | None, limit: int | None, seed: int = 0) -> tuple[str, list[tuple[float, float, bool]]]:
     build = BuildDir(build_dir)
     report = build.read_report()
     checks = [check for check in build.read_verification() if check.error_rate is not None and check.clip_key][:limit]
     items = build.read_all_items()
     clip_store = ClipStore(store if store is not None else Path(report.clip_store))
-    references = sorted({check.reference for check in checks})
+    references = sorted({margin_texts(check, items[check.item_id])[0] for check in checks})
     rng = random.Random(seed)
     asr_cache: dict[str, object] = {}  # the gate's ASR, by the model id the audit names
     rows = []
@@ -64,8 +78,9 @@ def measure(build_dir: Path, store: Path | None, limit: int | None, seed: int = 
         if entry is None:
             continue
         audio = clip_store.load(entry.path)
-        control = changed(check.reference, references, is_unspaced(base_language(language)), rng)
-        scores = asr.score_texts(audio, [check.reference, check.hypothesis, control], language)
+        reference, transcript = margin_texts(check, item)
+        control = changed(reference, references, is_unspaced(base_language(language)), rng)
+        scores = asr.score_texts(audio, [reference, transcript, control], language)
         if scores is None:
             continue
         rows.append((scores[0] - scores[1], scores[2] - scores[1], check.status == "rejected"))

@@ -180,10 +180,13 @@ class ClipCheck(Record):
     rate: float = 1.0  # speaking rate of this attempt, times the voice's own (gate.retries)
     reading: Literal["usual", "alternate"] = "usual"  # the engine's usual reading of the text or its other one
     asr_model: str
-    metric: Literal["wer", "cer", "ser", "none"]
+    metric: Literal["wer", "cer", "ser", "ker", "none"]
     reference: str  # normalized reference text
     hypothesis: str  # normalized transcript
     transcript: str  # raw transcript
+    # the reference as written (the clip's text), where the normalized one is in a script the judge does not write
+    # (Japanese: kana readings); the reference margin scores it against the raw transcript
+    written: str = ""
     error_rate: float | None
     substitutions: int = 0
     deletions: int = 0

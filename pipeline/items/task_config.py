@@ -123,9 +123,11 @@ class Retry(StrictSection):
 
 
 class GateConfig(StrictSection):
-    # languages written without spaces (zh, ja, ...) are scored by CER whatever this says, except Mandarin, which may
-    # ask for SER (tonal pinyin syllables: a homophone the judge writes is not an error); see languages.gate_metric
-    metric: Literal["wer", "cer", "ser"] = "wer"
+    # languages written without spaces (zh, th, ...) are scored by CER whatever this says, except Mandarin, which may
+    # ask for SER (tonal pinyin syllables: a homophone the judge writes is not an error), and Japanese, always scored
+    # by KER (errors over the morae of the kana reading: a kanji or kana spelling of the same word is no error); see
+    # languages.gate_metric
+    metric: Literal["wer", "cer", "ser", "ker"] = "wer"
     max_error_rate: float = Field(default=0.15, ge=0.0, le=1.0)
     max_attempts: int = Field(default=2, ge=1)
     # how each retry reads, in turn (cycled): a clip the judge misheard is read again a little slower, or another

@@ -39,16 +39,23 @@ def sentence_separator(code: str) -> str:
 
 
 def error_metric(code: str) -> str:
-    """The ASR error rate a language is scored by: ``cer`` for unspaced languages, else ``wer``."""
-    return "cer" if is_unspaced(code) else "wer"
+    """The ASR error rate a language is scored by: ``ker`` for Japanese, ``cer`` for other unspaced languages, else
+    ``wer``."""
+    return gate_metric("wer", code)
 
 
 def gate_metric(requested: str, language: str) -> str:
-    """The metric a gate scores ``language`` by: languages written without spaces by CER (WER would count a whole
+    """The metric a gate scores ``language`` by: Japanese by KER (the morae of its kana reading: the judge's kanji or
+    kana spelling of a word is not an error); other languages written without spaces by CER (WER would count a whole
     sentence as one word), or SER where it is asked for Mandarin; others by what the task asks."""
     code = base_language(language)
     if requested == "ser" and code != "zh":
         raise ValueError(f"metric ser counts Mandarin pinyin syllables; language {language} has none (use cer or wer)")
+    if requested == "ker" and code != "ja":
+        raise ValueError(f"metric ker counts the morae of a Japanese kana reading; language {language} has none "
+                         f"(use cer or wer)")
+    if code == "ja":
+        return "ker"
     if is_unspaced(code) and requested != "ser":
         return "cer"
     return requested

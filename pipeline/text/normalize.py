@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from s2sbench.pipeline.text.languages import base_language
 from s2sbench.pipeline.core.registry import Registry
+from s2sbench.pipeline.text.japanese import spoken_japanese
 from s2sbench.pipeline.text.zh_script import spell_latin
 
 __all__ = ["NORMALIZERS", "normalize_for_tts", "spoken_chinese", "chinese_for_tts", "chinese_for_cer"]
@@ -292,5 +293,6 @@ def english_for_tts(text: str) -> str:
 
 
 #: language -> the function that writes its text out as it is spoken (languages without one: numbers only)
-NORMALIZERS: Registry[Callable[[str], str]] = Registry("text normalizer", {"en": english_for_tts, "zh": chinese_for_tts},
+NORMALIZERS: Registry[Callable[[str], str]] = Registry("text normalizer", {"en": english_for_tts, "zh": chinese_for_tts,
+                                                                          "ja": spoken_japanese},
                                                        group="s2sbench.normalizers")

