@@ -41,6 +41,8 @@ SOURCES = {
                                "Cloze Test), CC BY-SA 4.0.", "lin2022"),
     "cmmlu": SourceTerms(LicenceConfig(id="cc-by-nc-4.0"), "CMMLU questions (rewritten into statements for sCMMLU), "
                          "CC BY-NC 4.0.", "li2023cmmlu"),
+    "jcommonsenseqa": SourceTerms(LicenceConfig(id="cc-by-sa-4.0"), "JCommonsenseQA v1.3 (JGLUE) questions and answers, "
+                                  "CC BY-SA 4.0: the spoken set is shared under the same licence.", "kurihara2022jglue"),
     "s2sbench-release": SourceTerms(UNKNOWN, "Items of the published S2SBench release, under the terms of the "
                                     "sources it was made from (Story Cloze Test, CMMLU).", "s2sbench"),
 }
@@ -63,6 +65,12 @@ CITATIONS = {
   title     = {Few-shot Learning with Multilingual Generative Language Models},
   author    = {Lin, Xi Victoria and others},
   booktitle = {Proceedings of EMNLP},
+  year      = {2022}
+}""",
+    "kurihara2022jglue": """@inproceedings{kurihara2022jglue,
+  title     = {JGLUE: Japanese General Language Understanding Evaluation},
+  author    = {Kurihara, Kentaro and Kawahara, Daisuke and Shibata, Tomohide},
+  booktitle = {Proceedings of LREC},
   year      = {2022}
 }""",
     "li2023cmmlu": """@article{li2023cmmlu,

@@ -32,6 +32,7 @@ LOADERS: Registry[Loader] = Registry("loader", {
     "storycloze": "s2sbench.pipeline.items.sources.storycloze:load_storycloze",
     "xstorycloze": "s2sbench.pipeline.items.sources.xstorycloze:load_xstorycloze",
     "cmmlu": "s2sbench.pipeline.items.sources.cmmlu:load_cmmlu",
+    "jcommonsenseqa": "s2sbench.pipeline.items.sources.jcommonsenseqa:load_jcommonsenseqa",
     "s2sbench-release": "s2sbench.pipeline.items.sources.release:load_release",
 }, group="s2sbench.loaders")
 
