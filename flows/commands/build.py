@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from s2sbench.flows.commands import add_command, add_device_argument, positive_float, positive_int
 from s2sbench.flows.commands import add_runner_arguments
 from s2sbench.flows.runners import check_scheduler, make_task_runner
+from s2sbench.pipeline.buildfolder.build_report import BuildReport
 from s2sbench.pipeline.run.progress import DEFAULT_INTERVAL_S
 
 EXAMPLES = """examples:
@@ -101,4 +103,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{remade} clip(s) were damaged or missing in the clip store and were made again (build_report.json: integrity)")
     build = BuildDir(args.out)
     print(f"dataset: {build.dataset_dir}   report: {build.report_path}")
+    built = BuildReport.model_validate({key: value for key, value in report.items() if key != "this_run"})
+    for warning in built.low_yield_warnings():
+        print(f"warning: {warning}", file=sys.stderr)
     return 0

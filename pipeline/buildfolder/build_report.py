@@ -7,6 +7,8 @@ validates it and names the field that is wrong.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from typing import Literal
 
 from pydantic import Field
@@ -210,4 +212,25 @@ class BuildReport(Record):
     def task_config(self, name: str) -> TaskConfig | None:
         entry = self.tasks.get(name)
         return entry.config if entry is not None else None
+
+    def low_yield_warnings(self) -> list[str]:
+        """A line for each task that kept under half of its rows: the commonest reason its clips failed the gate, and
+        the voice check that says in a minute whether the voice reads the language."""
+        lines = []
+        for name, task in self.tasks.items():
+            if task.item_voice_pairs_in == 0 or task.kept * 2 >= task.item_voice_pairs_in:
+                continue
+            reasons: Counter[str] = Counter()
+            for group in self.verification.groups:
+                if group.task == name:
+                    reasons.update(group.final_reject_reasons)
+            commonest = (reasons or Counter(task.drop_reasons)).most_common(1)
+            why = ""
+            if commonest:
+                code, count = commonest[0]
+                why = f"; the commonest reason: {code} ({count} clip{'s' if count != 1 else ''})"
+            voices = " ".join(f"--voice {voice}" for voice in task.voices)
+            lines.append(f"task {name} kept {task.kept} of {task.item_voice_pairs_in} rows{why}. Check that each voice "
+                         f"reads {task.language} as the judge hears it: s2sbench voices --check {voices}")
+        return lines
 
