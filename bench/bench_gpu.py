@@ -17,6 +17,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -52,7 +53,7 @@ def main() -> int:
     parser.add_argument("--items", type=int, default=100)
     parser.add_argument("--sets", nargs="+", choices=list(BY_NAME), default=list(BY_NAME), metavar="SET")
     parser.add_argument("--data", type=Path, default=default_data_dir(), help="folder with storycloze/ and cmmlu/")
-    parser.add_argument("--out", type=Path, default=Path("/tmp/s2sbench-bench-gpu"))
+    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "s2sbench-bench-gpu")
     args = parser.parse_args()
     if cuda_device_count() == 0:
         print("no GPU found: CTranslate2 sees no CUDA device on this machine, so there is nothing to measure here. "

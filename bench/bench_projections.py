@@ -4,7 +4,7 @@ the shipped task file, and projects the full set's wall time from them, for 1 wo
 
   sStoryCloze     sstorycloze.yaml; real stories: Story Cloze winter 2018 val (``<data>/storycloze``), 3,742 items
                   in the full set (spring 2016 val + test, 1,871 stories each)
-  zh-sStoryCloze  zh-sstorycloze.yaml; /work/shared holds no Chinese stories, so the 13 demo stories
+  zh-sStoryCloze  zh-sstorycloze.yaml; the shared data holds no Chinese stories, so the 13 demo stories
                   (data/demo/stories_zh.jsonl) repeated, each with its number in front (``第27个故事。``) so that no
                   two texts are the same clip; 3,742 items in the full set
   sCMMLU          scmmlu.yaml; CMMLU dev stems (``<data>/cmmlu/dev``) rewritten by the offline rules; 4,743 stems

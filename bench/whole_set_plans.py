@@ -7,7 +7,7 @@ rules, numbered), and runs the release tasks' dry run on it, as a user would bef
 calibrates the default Mandarin voices and gate on a few items in temporary folders (or reads the clip store's
 ledger of earlier builds here), and projects wall time, CPU time and disk for the whole set.
 
-    python bench/whole_set_plans.py [--workers 2] [--data ../shared/data] [--out /tmp/whole-set-plans]
+    python bench/whole_set_plans.py [--workers 2] [--data ../shared/data] [--out DIR (default: the temporary folder's whole-set-plans)]
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -61,7 +62,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--data", type=Path, default=default_data_dir())
-    parser.add_argument("--out", type=Path, default=Path("/tmp/whole-set-plans"))
+    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "whole-set-plans")
     args = parser.parse_args()
     release = args.out / "release"
     write_release(release, args.data)
