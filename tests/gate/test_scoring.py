@@ -21,7 +21,8 @@ def test_english_normalizer_forgives_numbers_spelling_and_case(reference, hypoth
 def test_chinese_is_cer_after_simplification_and_punctuation():
     score = error_rate("我們學習漢語。", "我们 学习汉语", "zh")
     assert (score.metric, score.rate, score.reference, score.hypothesis) == ("cer", 0.0, "我们学习汉语", "我们学习汉语")
-    assert error_metric("ja") == "cer" and error_metric("zh-CN") == "cer" and error_metric("de") == "wer"
+    assert error_metric("ja") == "ker" and error_metric("zh-CN") == "cer" and error_metric("de") == "wer"
+    assert error_metric("th") == "cer"
 
 
 def test_other_languages_use_the_basic_normalizer():
@@ -85,11 +86,15 @@ def test_mandarin_ser_counts_tonal_syllables_not_characters(reference, hypothesi
     assert error_rate(reference, hypothesis, "zh").rate >= score.rate  # CER never forgives less
 
 
-def test_ser_is_refused_outside_mandarin_and_cer_stays_for_other_unspaced_languages():
+def test_ser_is_refused_outside_mandarin_and_japanese_is_always_ker():
     from s2sbench.pipeline.text.languages import gate_metric
 
     assert gate_metric("ser", "zh-CN") == "ser" and gate_metric("wer", "zh") == "cer" and gate_metric("ser", "zh") == "ser"
-    assert gate_metric("wer", "ja") == "cer" and gate_metric("cer", "en") == "cer"
+    assert gate_metric("wer", "ja") == gate_metric("cer", "ja-JP") == gate_metric("ker", "ja") == "ker"
+    assert gate_metric("wer", "th") == "cer" and gate_metric("cer", "en") == "cer"
+    for language in ("zh", "en"):
+        with pytest.raises(ValueError, match="metric ker counts the morae of a Japanese kana reading"):
+            gate_metric("ker", language)
     for language in ("ja", "en"):
         with pytest.raises(ValueError, match="metric ser counts Mandarin pinyin syllables"):
             gate_metric("ser", language)

@@ -19,7 +19,7 @@ def test_every_shipped_task_file_is_valid(name):
 
 
 def test_unknown_loader_and_construction_name_the_choices(make_task):
-    with pytest.raises(ConfigError, match=r"unknown loader 'parquet' \(known: cmmlu, csv, jsonl, s2sbench-release, storycloze"):
+    with pytest.raises(ConfigError, match=r"unknown loader 'parquet' \(known: cmmlu, csv, jcommonsenseqa, jsonl, s2sbench-release, storycloze"):
         get_loader("parquet")
     # the task file is checked when it is read: names, and the options each component declares
     with pytest.raises(ConfigError, match=r"t.yaml: key 'source.loader': unknown loader 'jsnol' .*did you mean 'jsonl'"):

@@ -10,9 +10,11 @@ def test_shipped_registry_has_offline_voices_for_both_languages():
     assert {"piper-en-joe", "piper-en-joe-slow", "espeak-en-us", "espeak-en-gb-rp", "espeak-zh-pinyin"} <= set(voices)
     assert voices["espeak-zh-pinyin"].language == "zh"
     kokoro = [voice for voice in voices.values() if voice.engine == "kokoro"]
-    assert {voice.language for voice in kokoro} == {"en", "es"}
+    assert {voice.language for voice in kokoro} == {"en", "es", "ja"}
     for voice in kokoro:  # the Japanese-trained voices say what they are, and their licences, in the card
-        assert "accent" in voice.description and "Apache-2.0" in voice.licence and "GPL" in voice.licence
+        native = voice.language == "ja"
+        assert ("native" if native else "accent") in voice.description and "Apache-2.0" in voice.licence
+        assert ("OpenJTalk" if native else "GPL") in voice.licence  # espeak-ng (GPL) reads only the accented ones
     for voice in voices.values():
         assert voice.licence != "unknown", voice.id
     # the Coqui examples need a download, and say so instead of failing somewhere later
