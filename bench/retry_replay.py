@@ -273,7 +273,7 @@ def as_built(report, rows: list[RecordedRow]) -> tuple[Policy, float | None]:
 
 
 def table(build_dir: Path, store_dir: Path | None, policies: list[Policy], margin_nats: float | None,
-          margins_path: Path | None, by: str) -> str:
+          margins_path: Path | None, by: str, no_margin: bool = False) -> str:
     build = BuildDir(build_dir)
     report = build.read_report()
     rows = recorded_rows(build)
@@ -283,7 +283,7 @@ def table(build_dir: Path, store_dir: Path | None, policies: list[Policy], margi
     built, built_margin = as_built(report, rows)
     margins = Margins(margins_path or build_dir / "work" / "retry_replay_margins.jsonl")
     baseline = replay(rows, report, built, built_margin, margins, store, by)
-    margin = built_margin if margin_nats is None else margin_nats
+    margin = None if no_margin else built_margin if margin_nats is None else margin_nats
     results = [(built, built_margin, baseline)] + [
         (policy, margin, replay(rows, report, policy, margin, margins, store, by)) for policy in policies]
     margins.writer.close()
@@ -322,11 +322,15 @@ def main() -> int:
                         help="MAX or MAX:AFTER (repeatable): gate.max_attempts and gate.reference_keep_after")
     parser.add_argument("--margin-nats", type=float,
                         help="gate.reference_margin_nats for the policies (default: the build's)")
+    parser.add_argument("--no-margin", action="store_true", help="replay the policies without the reference margin "
+                        "(a gate calibrated to keep none on it)")
     parser.add_argument("--margins", type=Path, help="where the margins asked are kept (default: BUILD/work/...)")
     parser.add_argument("--by", choices=("source", "voice", "task"), default="source",
                         help="the groups whose lowest share of rows kept is shown (source: the item's source file)")
     args = parser.parse_args()
-    print(table(args.build_dir, args.store, args.policy, args.margin_nats, args.margins, args.by))
+    if args.no_margin and args.margin_nats is not None:
+        parser.error("--no-margin and --margin-nats: choose one")
+    print(table(args.build_dir, args.store, args.policy, args.margin_nats, args.margins, args.by, args.no_margin))
     return 0
 
 
