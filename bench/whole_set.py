@@ -200,8 +200,9 @@ def results_section(whole: WholeSet) -> str:
     cpu = sum(stage.cpu_s for stage in costs.stages) if costs else float("nan")
     disk = {"clip store": du(whole.store), "build folder": du(whole.build_dir), "staged Hub repo": du(out / "hub"),
             "eval folder": du(out / "eval")}
+    given = (" --data DATA" if whole.args.data else "") + (" --source-path SOURCE" if whole.args.source_path else "")
     lines = [
-        f"Made by `python bench/whole_set.py {task.name} --data DATA --out OUT --workers {whole.args.workers}"
+        f"Made by `python bench/whole_set.py {task.name}{given} --out OUT --workers {whole.args.workers}"
         + (f" --limit {whole.args.limit}" if whole.args.limit else "") + f"` on {today()}, commit {commit()}, "
         f"{machine()}. Its outputs are under OUT; this section is `OUT/section.md`.",
         "",
@@ -289,16 +290,17 @@ def check_lines(check: dict) -> list[str]:
             f"by {check['judge']}, scored by {check['metric'].upper()} as the gate scores: **{heard}/{n} "
             f"({heard / n:.1%}, 95% {wilson(heard, n)}) at <= {threshold:g}** ({voices}). The gate's own decoding "
             f"({', '.join(check['gate_judge'])}) had heard {gate}/{n} ({gate / n:.1%}) of the same clips at <= "
-            f"{threshold:g}; the rest were kept on the reference or on a retry's verdict. Two decodings, two figures."]
+            f"{threshold:g} (a clip it did not hear was kept on the reference margin). Two decodings, two figures."]
 
 
 def eval_lines(out: Path) -> list[str]:
     results = out / "eval" / "results.md"
     if not results.exists():
         return ["**Accuracy.** (the eval has not finished)"]
-    table = [line for line in results.read_text(encoding="utf-8").splitlines() if line.startswith("|")]
+    blocks = results.read_text(encoding="utf-8").split("\n\n")
+    table = next((block.strip() for block in blocks if block.lstrip().startswith("| run |")), "(no table)")
     return ["**Accuracy** (`s2sbench eval`, the cascade; `OUT/eval/results.md`, the report `OUT/report.html`):", "",
-            *table[: next((i for i, line in enumerate(table[2:], 2) if not line.startswith("| ")), len(table))]]
+            table]
 
 
 # --- small helpers ------------------------------------------------------------------------------------------------

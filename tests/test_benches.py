@@ -122,3 +122,26 @@ def test_the_retry_replay_refuses_a_policy_no_gate_can_have(real_build, monkeypa
     with pytest.raises(SystemExit, match="not a gate task fixture-") as refused:
         module.table(real_build.root, real_build.store, [module.Policy(*policy)], margin, tmp_path / "m.jsonl", "task")
     assert says in str(refused.value)
+
+
+@pytest.mark.slow
+def test_the_whole_set_command_writes_its_section_and_resumes(tmp_path):
+    """bench/whole_set.py on a slice of the demo stories, every step for real (plan, build, check, publish --dry-run,
+    eval, report), then again: each step is done, so the second run only writes the section, the same."""
+    import subprocess
+
+    command = [sys.executable, str(BENCH_DIR / "whole_set.py"), "demo-stories-en", "--out", str(tmp_path / "out"),
+               "--limit", "2", "--sample", "2", "--workers", "1"]
+    first = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    section = (tmp_path / "out" / "section.md").read_text(encoding="utf-8")
+    for heading in ("**Plan beside actual.**", "**The resume.**", "**Where the time went**",
+                    "**Rows kept, and why the others were dropped.**", "**Independent check.**", "**Accuracy**"):
+        assert heading in section, heading
+    # 2 stories x the task's 2 voices
+    assert "| run 1 (finished: rows 0 -> 4)" in section and "| piper-en-joe | 2 | 2 (100.0%) |" in section
+    assert section.count("| run | task | rule |") == 1  # the accuracy table, not the conditions' after it
+    assert (tmp_path / "out" / "hub" / "README.md").is_file() and (tmp_path / "out" / "report.html").is_file()
+    second = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0 and len(list((tmp_path / "out" / "segments").glob("*.json"))) == 1
+    assert (tmp_path / "out" / "section.md").read_text(encoding="utf-8").split("**Disk.**")[0] == section.split("**Disk.**")[0]

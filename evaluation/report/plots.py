@@ -39,8 +39,12 @@ def _pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams["font.family"] = "sans-serif"
-    plt.rcParams["font.sans-serif"] = ["DejaVu Sans", *CJK_FONTS]
+    # fallback works along font.family's own list (a generic "sans-serif" resolves to its first font only); the CJK
+    # fonts this machine has, so matplotlib does not warn of each one missing
+    from matplotlib import font_manager
+
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    plt.rcParams["font.family"] = ["DejaVu Sans", *(font for font in CJK_FONTS if font in installed)]
     return plt
 
 

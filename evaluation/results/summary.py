@@ -32,7 +32,8 @@ RULE_NOTES = {
 DEGRADATION_NOTE = (
     "degradation = accuracy(reference mode) - accuracy(mode) on the same items and model; its interval is a paired "
     "bootstrap over items; p is the exact two-sided McNemar test on the paired units; relative = degradation / "
-    "(reference - chance), the share of above-chance skill lost"
+    "(reference - chance), the share of above-chance skill lost, given only where the reference's 95% interval is "
+    "above chance"
 )
 
 

@@ -162,7 +162,7 @@ def test_missing_source_file(world):
 
 def test_unknown_voice_suggests_the_closest(world):
     task = world.task(voices=["espeak-en-uss"])
-    expect(world.run(*build(world, task)), 2, r"field 'voices': unknown voice 'espeak-en-uss' .*did you mean 'espeak-en-us'\?")
+    expect(world.run(*build(world, task)), 2, r"key 'voices': unknown voice 'espeak-en-uss' .*did you mean 'espeak-en-us'\?")
     assert not (world.out / "build").exists()
 
 

@@ -51,6 +51,9 @@ STORIES = {
 # CMMLU's subject CSV layout; a question the rule rewriter takes (a blank), as in the demo.
 CMMLU_HEADER = ["", "Question", "A", "B", "C", "D", "Answer"]
 CMMLU_ROWS = [["0", "中秋节人们通常会吃（）。", "粽子", "月饼", "汤圆", "饺子", "B"]]
+# JCommonsenseQA's release files (one JSON object a line); a question the native voices and the KER gate keep
+JCQA_QUESTION = {"q_id": 1, "question": "水を出す時にねじるものは？", "choice0": "蛇口", "choice1": "窓", "choice2": "鍵",
+                 "choice3": "扉", "choice4": "紐", "label": 0}
 ITEMS_PER_TASK = 1
 
 
@@ -78,6 +81,17 @@ def cmmlu_fixture(task: TaskConfig, folder: Path) -> Path:
     return data
 
 
+def jcommonsenseqa_fixture(task: TaskConfig, folder: Path) -> Path:
+    import json
+
+    release = folder / "jcommonsenseqa-v1.3"
+    release.mkdir(parents=True, exist_ok=True)
+    for split, stem in (("validation", "valid"), ("test", "test")):
+        row = {**JCQA_QUESTION, "q_id": JCQA_QUESTION["q_id"] + (split == "test")}
+        (release / f"{stem}-v1.3.json").write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    return release
+
+
 def release_fixture(task: TaskConfig, folder: Path) -> Path:
     """The published S2SBench layout, with the texts the other fixtures speak (so their clips are shared): the
     first English and the Chinese story, and the statement the rules make of the CMMLU question."""
@@ -91,7 +105,7 @@ def release_fixture(task: TaskConfig, folder: Path) -> Path:
 
 
 FIXTURES = {"storycloze": storycloze_fixture, "xstorycloze": xstorycloze_fixture, "cmmlu": cmmlu_fixture,
-            "s2sbench-release": release_fixture}
+            "jcommonsenseqa": jcommonsenseqa_fixture, "s2sbench-release": release_fixture}
 
 
 def with_fixture_sources(task: TaskConfig, folder: Path) -> TaskConfig:
