@@ -17,7 +17,7 @@ from pydantic import Field, PositiveFloat, ValidationInfo, field_validator, mode
 from s2sbench.data import DATA_DIR
 from s2sbench.pipeline.items.condition_config import Condition
 from s2sbench.pipeline.core.errors import ConfigError
-from s2sbench.pipeline.text.languages import LanguageCode, gate_metric
+from s2sbench.pipeline.text.languages import LanguageCode, base_language, gate_metric
 from s2sbench.pipeline.core.schema import StrictSection
 from s2sbench.pipeline.items.templates import Templates
 
@@ -78,9 +78,13 @@ class CandidatesConfig(StrictSection):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
+# The judge of a task whose file names none: the offline Whisper that hears its language (TaskConfig._default_judge)
+ENGLISH_JUDGE, MULTILINGUAL_JUDGE = "tiny.en", "base"
+
+
 class AsrConfig(StrictSection):
     engine: str = "faster-whisper"
-    model: str = "tiny.en"
+    model: str = ENGLISH_JUDGE  # a task in another language that names no model gets MULTILINGUAL_JUDGE
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -212,6 +216,18 @@ class TaskConfig(StrictSection):
         if "language" in info.data:  # else the language's own error is the one to read
             gate_metric(gate.metric, info.data["language"])
         return gate
+
+    @model_validator(mode="after")
+    def _default_judge(self) -> "TaskConfig":
+        """A task that names no judge model is heard by the offline Whisper of its language: tiny.en is English-only,
+        and would leave every clip of a Japanese or Mandarin task unverified."""
+        named = "gate" in self.model_fields_set and "asr" in self.gate.model_fields_set and \
+            "model" in self.gate.asr.model_fields_set
+        if named or base_language(self.language) == "en":
+            return self
+        asr = self.gate.asr.model_copy(update={"model": MULTILINGUAL_JUDGE})
+        self.gate = self.gate.model_copy(update={"asr": asr})
+        return self
 
     def resolve(self, relative: str) -> Path:
         """A path from the task file: absolute as given, else relative to the data folder."""
