@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import math
 import os
 import platform
 import random
@@ -43,6 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from readme import write_section  # noqa: E402
+from zh_gate_check import wilson  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "whole-sets.md"
@@ -340,15 +340,6 @@ def duration(seconds: float) -> str:
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {secs:02d} s"
-
-
-def wilson(part: int, whole: int, z: float = 1.96) -> str:
-    if not whole:
-        return "-"
-    share = part / whole
-    centre = (share + z * z / (2 * whole)) / (1 + z * z / whole)
-    half = z * math.sqrt(share * (1 - share) / whole + z * z / (4 * whole * whole)) / (1 + z * z / whole)
-    return f"[{100 * (centre - half):.1f}, {100 * (centre + half):.1f}]"
 
 
 def today() -> str:

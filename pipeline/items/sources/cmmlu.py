@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from s2sbench.pipeline.core.records import Item
 from s2sbench.pipeline.items.sources.rows import (DroppedRow, ReadOptions, Row, RowPolicy, read_delimited, read_hub,
-                                            require_columns, source_path, takes_options, text_cell)
+                                            require_columns, source_path, takes_options, text_cell, text_cells)
 from s2sbench.pipeline.items.task_config import TaskConfig, TaskConfigError
 
 LETTERS = ("A", "B", "C", "D")
@@ -67,15 +67,12 @@ def _subject_rows(task: TaskConfig, subjects: list[str] | None) -> Iterator[tupl
 
 
 def _question(task: TaskConfig, policy: RowPolicy, subject: str, row: Row) -> Item | DroppedRow:
-    question = text_cell(row, "Question")
-    if question is None:
-        return policy.bad(row, "Question", "empty question")
-    options = []
-    for letter in LETTERS:
-        option = text_cell(row, letter)
-        if option is None:
-            return policy.bad(row, letter, "empty option")
-        options.append(option)
+    question = text_cells(policy, row, ["Question"], "empty question")
+    options = text_cells(policy, row, LETTERS, "empty option")
+    for texts in (question, options):
+        if isinstance(texts, DroppedRow):
+            return texts
+    question = question[0]
     answer = text_cell(row, "Answer")
     if answer not in LETTERS:
         return policy.bad(row, "Answer", f"answer {answer!r} is not one of {', '.join(LETTERS)}")

@@ -200,6 +200,19 @@ def require_columns(row: Row, columns: list[str], hint: str = "") -> None:
             raise ManifestError(row.file, row.line, column, f"missing column (columns: {known}){hint}")
 
 
+def text_cells(policy: RowPolicy, row: Row, columns: list[str] | tuple[str, ...],
+               empty: str) -> list[str] | DroppedRow:
+    """The stripped texts of ``columns``, or the row dropped (or the error raised) at the first empty one, ``empty``
+    saying what it is ("empty question", "empty option")."""
+    texts = []
+    for column in columns:
+        text = text_cell(row, column)
+        if text is None:
+            return policy.bad(row, column, empty)
+        texts.append(text)
+    return texts
+
+
 def text_cell(row: Row, column: str) -> str | None:
     """The stripped text of a cell, or None when it is empty."""
     value = row.values.get(column)
