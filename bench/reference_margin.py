@@ -3,6 +3,9 @@ below its own transcript, against the same clips scored with a reference the voi
 
     python bench/reference_margin.py BUILD [--store STORE] [--limit N] [--write-docs]
 
+A build in progress (or stopped) is read from its finished shards, with its tasks' gates from the task registry and
+the clip store given by ``--store``.
+
 For every attempt in the build's audit whose transcript was scored, the judge (the build's gate ASR, made to read a
 text: ``ASREngine.score_texts``) gives log P(reference) - log P(transcript) in nats. The control is the same clip
 scored with its reference two characters (two words, for a spaced language) changed to two of another item's
@@ -28,6 +31,8 @@ from readme import show  # noqa: E402
 from s2sbench.pipeline.gate.asr import get_asr  # noqa: E402
 from s2sbench.pipeline.speech.audio import ClipStore  # noqa: E402
 from s2sbench.pipeline.buildfolder.builddir import BuildDir  # noqa: E402
+from s2sbench.pipeline.catalog.tasks import load_task  # noqa: E402
+from s2sbench.pipeline.gate.verify import written_form  # noqa: E402
 from s2sbench.pipeline.text.languages import base_language, is_unspaced  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "verification.md"
@@ -53,16 +58,25 @@ def text_of(item, role: str) -> str:
 def margin_texts(check, item) -> tuple[str, str]:
     """(reference, transcript) as the gate's margin scores them (:meth:`Verifier.with_margin`)."""
     if check.metric == "ker":  # an audit made before ``written`` was recorded has the item's text
-        return check.written or text_of(item, check.role), check.transcript
+        return written_form(check.written or text_of(item, check.role)), written_form(check.transcript)
     return check.reference, check.hypothesis
 
 
-def measure(build_dir: Path, store: Path | None, limit: int | None, seed: int = 0) -> tuple[str, list[tuple[float, float, bool]]]:
+def audit(build: BuildDir, store: Path | None):
+    """The build's attempts, its report (None for a build in progress: its finished shards) and its clip store."""
+    if build.verification_path.is_file():
+        report = build.read_report()
+        return build.read_verification(), report, ClipStore(store if store is not None else Path(report.clip_store))
+    if store is None:
+        raise SystemExit(f"{build.root}: a build in progress: pass the clip store it uses (--store)")
+    return [check for shard in build.finished_shards() for check in shard.read_checks()], None, ClipStore(store)
+
+
+def measure(build_dir: Path, store: Path | None, limit: int | None, seed: int = 0) -> tuple[str, list[tuple[float, float, bool, str]]]:
     build = BuildDir(build_dir)
-    report = build.read_report()
-    checks = [check for check in build.read_verification() if check.error_rate is not None and check.clip_key][:limit]
+    audited, report, clip_store = audit(build, store)
+    checks = [check for check in audited if check.error_rate is not None and check.clip_key][:limit]
     items = build.read_all_items()
-    clip_store = ClipStore(store if store is not None else Path(report.clip_store))
     references = sorted({margin_texts(check, items[check.item_id])[0] for check in checks})
     rng = random.Random(seed)
     asr_cache: dict[str, object] = {}  # the gate's ASR, by the model id the audit names
@@ -70,7 +84,7 @@ def measure(build_dir: Path, store: Path | None, limit: int | None, seed: int = 
     for check in checks:
         item = items[check.item_id]
         if check.asr_model not in asr_cache:
-            gate = report.task_config(item.task).gate
+            gate = (report.task_config(item.task) if report else load_task(item.task)).gate
             asr_cache[check.asr_model] = get_asr(gate.asr.engine, gate.asr.model, **gate.asr.options)
         asr = asr_cache[check.asr_model]
         language = item.language
@@ -83,15 +97,18 @@ def measure(build_dir: Path, store: Path | None, limit: int | None, seed: int = 
         scores = asr.score_texts(audio, [reference, transcript, control], language)
         if scores is None:
             continue
-        rows.append((scores[0] - scores[1], scores[2] - scores[1], check.status == "rejected"))
+        rows.append((scores[0] - scores[1], scores[2] - scores[1], check.status == "rejected", f"{item.id}@{check.voice}"))
     misheard = [row for row in rows if row[2]]
     lines = [f"Build `{build_dir}`: {len(rows)} scored attempts, {len(misheard)} of them failed on their transcript. "
              f"Judge: {', '.join(sorted(asr_cache))}. Command: `python bench/reference_margin.py {build_dir}`.", "",
-             "| margin (nats) | controls kept (a reference two units off) | failed attempts kept |", "|---|---|---|"]
+             "| margin (nats) | controls kept (a reference two units off) | failed attempts kept | their rows |",
+             "|---|---|---|---|"]
     for margin in MARGINS:
         controls = sum(row[1] >= -margin for row in rows) / len(rows) if rows else 0.0
         saved = sum(row[0] >= -margin for row in misheard) / len(misheard) if misheard else 0.0
-        lines.append(f"| {margin} | {100 * controls:.1f}% | {100 * saved:.1f}% |")
+        saved_rows = len({row[3] for row in misheard if row[0] >= -margin})
+        lines.append(f"| {margin} | {100 * controls:.1f}% | {100 * saved:.1f}% | {saved_rows} of "
+                     f"{len({row[3] for row in misheard})} |")
     return "\n".join(lines), rows
 
 

@@ -90,6 +90,12 @@ def _strip_punctuation(text: str) -> str:
     return "".join(char for char in text if not unicodedata.category(char).startswith(("P", "S")))
 
 
+def written_form(text: str) -> str:
+    """A text as the judge writes it, for the reference margin: NFKC, without punctuation, symbols or spaces (the
+    transcript has none of the question's ？, and each would cost nats that say nothing of the words)."""
+    return re.sub(r"\s+", "", _strip_punctuation(unicodedata.normalize("NFKC", text)))
+
+
 def normalize(text: str, language: str) -> str:
     """The text as scored: for CER languages a string without spaces, otherwise words separated by one space."""
     code = base_language(language)
@@ -347,7 +353,8 @@ class Verifier:
             return check
         # in the judge's own script: Japanese is normalized into kana readings, which Whisper never writes, and scored so
         # every reading came out likelier than the transcript (8 of 8 clips on the validation split, up to +39 nats)
-        texts = [check.written, check.transcript] if check.written else [check.reference, check.hypothesis]
+        texts = ([written_form(check.written), written_form(check.transcript)] if check.written
+                 else [check.reference, check.hypothesis])
         try:
             scores = self.asr.score_texts(audio, texts, self.language)
         except TranscriptionError as error:

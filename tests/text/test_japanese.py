@@ -37,3 +37,12 @@ def test_kana_error_rate_counts_a_misheard_word_not_its_spelling():
     assert same.metric == "ker" and same.rate == 0.0
     misheard = error_rate("砂漠には必需品な物は？", "砂漠には必要品な物は", "ja")  # another word: over the gate
     assert misheard.metric == "ker" and 0.15 < misheard.rate < 0.5
+
+
+def test_the_margin_reads_both_texts_as_the_judge_writes_them():
+    """The reference margin scores the question as written against the transcript: the question's ？ and the judge's
+    spaces are no words (with them, no misheard Japanese attempt came within 20 nats of its transcript)."""
+    from s2sbench.pipeline.gate.verify import written_form
+
+    assert written_form("砂漠には必需品な物は？") == written_form("砂漠には 必需品な物は") == "砂漠には必需品な物は"
+    assert written_form("ＰＣで「メール」を送る。") == "PCでメールを送る"
