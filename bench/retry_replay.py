@@ -8,7 +8,7 @@ clip within the reference margin kept from attempt 1 on). Each is checked as a t
 through the gate's own policy (``AttemptPolicy``): an attempt is replayed by its recorded verdict, which is exact,
 since an attempt is the same audio and transcript whatever came before it (seed, reading and rate are the attempt's).
 Where a policy asks a margin that the build never asked, the build's judge scores the clip from the store, once:
-the margins are kept in ``--margins`` (default ``BUILD/work/retry_replay_margins.jsonl``) and a rerun reads them.
+the margins are kept in ``--margins`` (default: ``retry_replay_margins.jsonl`` in the build folder's ``work/``) and a rerun reads them.
 
 The first line replays the build's own policy: its rows must come out as the build kept them, or the replay says how
 many did not. A row needing an attempt that the build never made (a policy with more attempts than the build's)
@@ -324,7 +324,7 @@ def main() -> int:
                         help="gate.reference_margin_nats for the policies (default: the build's)")
     parser.add_argument("--no-margin", action="store_true", help="replay the policies without the reference margin "
                         "(a gate calibrated to keep none on it)")
-    parser.add_argument("--margins", type=Path, help="where the margins asked are kept (default: BUILD/work/...)")
+    parser.add_argument("--margins", type=Path, help="where the margins asked are kept (default: the build folder's work/retry_replay_margins.jsonl)")
     parser.add_argument("--by", choices=("source", "voice", "task"), default="source",
                         help="the groups whose lowest share of rows kept is shown (source: the item's source file)")
     args = parser.parse_args()

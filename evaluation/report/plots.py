@@ -6,6 +6,7 @@ and are drawn as percentages. matplotlib is imported lazily with the Agg backend
 
 from __future__ import annotations
 
+import functools
 import io
 import tempfile
 import textwrap
@@ -33,18 +34,23 @@ MAX_REASON_BARS = 15  # a panel of drop reasons shows the most common, the rest 
 CJK_FONTS = ("WenQuanYi Micro Hei", "Noto Sans CJK JP", "Noto Sans CJK SC")
 
 
+@functools.cache
+def _font_family() -> list[str]:
+    """Fallback works along font.family's own list (a generic "sans-serif" resolves to its first font only); the CJK
+    fonts this machine has, so matplotlib does not warn of each one missing. Read once a process."""
+    from matplotlib import font_manager
+
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    return ["DejaVu Sans", *(font for font in CJK_FONTS if font in installed)]
+
+
 def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    # fallback works along font.family's own list (a generic "sans-serif" resolves to its first font only); the CJK
-    # fonts this machine has, so matplotlib does not warn of each one missing
-    from matplotlib import font_manager
-
-    installed = {font.name for font in font_manager.fontManager.ttflist}
-    plt.rcParams["font.family"] = ["DejaVu Sans", *(font for font in CJK_FONTS if font in installed)]
+    plt.rcParams["font.family"] = _font_family()
     return plt
 
 

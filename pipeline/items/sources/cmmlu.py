@@ -67,12 +67,12 @@ def _subject_rows(task: TaskConfig, subjects: list[str] | None) -> Iterator[tupl
 
 
 def _question(task: TaskConfig, policy: RowPolicy, subject: str, row: Row) -> Item | DroppedRow:
-    question = text_cells(policy, row, ["Question"], "empty question")
+    question = text_cell(row, "Question")
+    if question is None:
+        return policy.bad(row, "Question", "empty question")
     options = text_cells(policy, row, LETTERS, "empty option")
-    for texts in (question, options):
-        if isinstance(texts, DroppedRow):
-            return texts
-    question = question[0]
+    if isinstance(options, DroppedRow):
+        return options
     answer = text_cell(row, "Answer")
     if answer not in LETTERS:
         return policy.bad(row, "Answer", f"answer {answer!r} is not one of {', '.join(LETTERS)}")

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from s2sbench.pipeline.core.records import Item
 from s2sbench.pipeline.items.sources.rows import (DroppedRow, ReadOptions, Row, RowPolicy, read_jsonl, require_columns,
-                                                  source_path, takes_options, text_cells)
+                                                  source_path, takes_options, text_cell, text_cells)
 from s2sbench.pipeline.items.task_config import TaskConfig, TaskConfigError
 
 SPLIT_FILES = {"train": "train", "validation": "valid", "test": "test"}  # split -> the release's file stem
@@ -58,12 +58,13 @@ def split_files(task: TaskConfig) -> list:
 
 
 def _question(policy: RowPolicy, row: Row) -> Item | DroppedRow:
-    question = text_cells(policy, row, ["question"], "empty question")
+    question = text_cell(row, "question")
+    if question is None:
+        return policy.bad(row, "question", "empty question")
     choices = text_cells(policy, row, CHOICES, "empty answer")
-    for texts in (question, choices):
-        if isinstance(texts, DroppedRow):
-            return texts
+    if isinstance(choices, DroppedRow):
+        return choices
     label = row.values["label"]
     if not isinstance(label, int) or isinstance(label, bool) or not 0 <= label < len(CHOICES):
         return policy.bad(row, "label", f"{label!r} is not an answer index 0-4")
-    return policy.item(row, "q_id", id=str(row.values["q_id"]), context=question[0], candidates=choices, right=label)
+    return policy.item(row, "q_id", id=str(row.values["q_id"]), context=question, candidates=choices, right=label)
