@@ -1,5 +1,6 @@
-"""What a finished build would have kept, and cost, under another retry policy: fewer attempts, or the reference
-margin asked earlier. It replays the build's own recorded attempts instead of building again.
+"""What a build would have kept, and cost, under another retry policy: fewer attempts, or the reference margin asked
+earlier. It replays the build's own recorded attempts instead of building again. A build in progress (or stopped) is
+read from its finished shards, with its tasks' settings as recorded when it started, and the clip store ``--store``.
 
     python bench/retry_replay.py BUILD [--store STORE] [--policy MAX[:AFTER] ...] [--margins FILE] [--by source|voice|task]
 
@@ -116,11 +117,41 @@ def as_first_heard(check: ClipCheck) -> ClipCheck:
                                     "reasons": (Reason(code="error_rate", detail="kept on the reference"),)})
 
 
-def recorded_rows(build: BuildDir) -> list[RecordedRow]:
+@dataclass
+class RecordedBuild:
+    """What the replay reads of a build: a finished one, or one in progress (or stopped) through its finished shards,
+    with its tasks' settings as the build recorded them when it started."""
+
+    build: BuildDir
+    checks: list[ClipCheck]
+    kept: set[str]  # the ids of the rows the build kept
+    task_config: Callable[[str], TaskConfig | None]
+    store: ClipStore
+    progress: str = ""  # said after the build's name: "" when finished
+
+
+def read_build(build: BuildDir, store_dir: Path | None) -> RecordedBuild:
+    if build.verification_path.is_file():
+        report = build.read_report()
+        return RecordedBuild(build, build.read_verification(), {row.id for row in build.read_manifest()},
+                             report.task_config, ClipStore(store_dir or Path(report.clip_store)))
+    state = build.read_state()
+    if state is None:
+        raise SystemExit(f"{build.root}: not a build (no build.json); `s2sbench build` makes one")
+    if store_dir is None:
+        raise SystemExit(f"{build.root}: a build in progress: pass the clip store it uses (--store)")
+    shards = build.finished_shards()
+    return RecordedBuild(build, [check for shard in shards for check in shard.read_checks()],
+                         {row.id for shard in shards for row in shard.read_rows()}, state.task_config,
+                         ClipStore(store_dir), f" (in progress: its {len(shards):,} finished shards)")
+
+
+def recorded_rows(recorded: RecordedBuild) -> list[RecordedRow]:
+    build = recorded.build
     items = build.read_all_items()
     costs = {cost.id: cost for shard in build.finished_shards() for cost in shard.read_costs()}
     rows: dict[str, RecordedRow] = {}
-    for check in build.read_verification():
+    for check in recorded.checks:
         row_id = f"{check.item_id}@{check.voice}"
         if row_id not in rows:
             rows[row_id] = RecordedRow(items[check.item_id], check.voice, collections.defaultdict(dict), costs.get(row_id))
@@ -230,17 +261,17 @@ def group_of(row: RecordedRow, by: str) -> str:
     return PurePath(row.item.source.file).stem
 
 
-def replay(rows: list[RecordedRow], report, policy: Policy, margin_nats: float | None, margins: Margins,
-           store: ClipStore, by: str) -> Replayed:
+def replay(rows: list[RecordedRow], recorded: RecordedBuild, policy: Policy, margin_nats: float | None,
+           margins: Margins, by: str) -> Replayed:
     result = Replayed()
     judges: dict[str, Judge] = {}
     for row in rows:
-        task = report.task_config(row.item.task)
+        task = recorded.task_config(row.item.task)
         if task.name not in judges:
             judges[task.name] = Judge(task, policy.gate(task, margin_nats), margins)
         judge = judges[task.name]
         judge.asked.clear()
-        outcome, used = replay_row(row, AttemptPolicy(judge.gate), judge, store)
+        outcome, used = replay_row(row, AttemptPolicy(judge.gate), judge, recorded.store)
         result.outcomes[outcome] += 1
         result.by_group[group_of(row, by)][outcome] += 1
         result.outcome_of[f"{row.item.id}@{row.voice}"] = outcome
@@ -262,10 +293,10 @@ def kept(counter: collections.Counter) -> int:
     return counter["passed"] + counter["on the reference"]
 
 
-def as_built(report, rows: list[RecordedRow]) -> tuple[Policy, float | None]:
+def as_built(recorded: RecordedBuild, rows: list[RecordedRow]) -> tuple[Policy, float | None]:
     """The build's own policy and reference margin (one for all its tasks, or the replay would mix policies)."""
     gates = {(gate.max_attempts, gate.reference_keep_after, gate.reference_margin_nats)
-             for gate in (report.task_config(task).gate for task in {row.item.task for row in rows})}
+             for gate in (recorded.task_config(task).gate for task in {row.item.task for row in rows})}
     if len(gates) != 1:
         raise SystemExit("the build's tasks have different retry policies: replay a build of one task at a time")
     max_attempts, keep_after, margin_nats = gates.pop()
@@ -274,27 +305,24 @@ def as_built(report, rows: list[RecordedRow]) -> tuple[Policy, float | None]:
 
 def table(build_dir: Path, store_dir: Path | None, policies: list[Policy], margin_nats: float | None,
           margins_path: Path | None, by: str, no_margin: bool = False) -> str:
-    build = BuildDir(build_dir)
-    report = build.read_report()
-    rows = recorded_rows(build)
+    recorded = read_build(BuildDir(build_dir), store_dir)
+    rows = recorded_rows(recorded)
     if not rows:
-        raise SystemExit(f"{build_dir}: no attempts in its verification.jsonl")
-    store = ClipStore(store_dir or Path(report.clip_store))
-    built, built_margin = as_built(report, rows)
+        raise SystemExit(f"{build_dir}: no attempts recorded")
+    built, built_margin = as_built(recorded, rows)
     margins = Margins(margins_path or build_dir / "work" / "retry_replay_margins.jsonl")
-    baseline = replay(rows, report, built, built_margin, margins, store, by)
+    baseline = replay(rows, recorded, built, built_margin, margins, by)
     margin = None if no_margin else built_margin if margin_nats is None else margin_nats
     results = [(built, built_margin, baseline)] + [
-        (policy, margin, replay(rows, report, policy, margin, margins, store, by)) for policy in policies]
+        (policy, margin, replay(rows, recorded, policy, margin, margins, by)) for policy in policies]
     margins.writer.close()
-    manifest = {row.id for row in build.read_manifest()}
-    differ = sum((row_id in manifest) != (outcome in ("passed", "on the reference"))
+    differ = sum((row_id in recorded.kept) != (outcome in ("passed", "on the reference"))
                  for row_id, outcome in baseline.outcome_of.items())
     measured = margins.measured_cpu_s
     margin_cpu_s = sum(measured) / len(measured) if measured else 0.0
     attempts = sum(len(by_attempt) for row in rows for by_attempt in row.attempts.values())
     lines = [
-        f"Build `{build_dir}`: {len(rows):,} rows, {attempts:,} attempts. Its own policy replayed (the first line) keeps "
+        f"Build `{build_dir}`{recorded.progress}: {len(rows):,} rows, {attempts:,} attempts. Its own policy replayed (the first line) keeps "
         + ("every row as the build did." if not differ else f"{differ:,} rows otherwise than the build did."),
         f"A margin asked costs {margin_cpu_s:.2f} CPU s (the mean of the {len(measured):,} this replay measured).",
         "",

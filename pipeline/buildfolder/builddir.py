@@ -53,6 +53,7 @@ from s2sbench.pipeline.core.manifest import (
 from s2sbench.pipeline.core.records import (
     SCHEMA_VERSION, BuildRow, Clip, ClipCheck, ConditionedRow, Drop, Item, Record, safe_component)
 from s2sbench.pipeline.items.sources import LoadReport, LoadResult
+from s2sbench.pipeline.items.task_config import TaskConfig
 
 
 class BuildDirError(DataError):
@@ -76,6 +77,11 @@ class BuildState(Record):
 
     schema_version: int = SCHEMA_VERSION
     inputs: BuildInputs
+
+    def task_config(self, name: str) -> TaskConfig | None:
+        """Task ``name``'s settings as the build loaded them (a build in progress has no report to read them from)."""
+        entry = self.inputs.tasks.get(name)
+        return TaskConfig.model_validate(entry.config) if entry is not None else None
 
 
 @contextmanager
