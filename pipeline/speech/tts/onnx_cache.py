@@ -31,13 +31,23 @@ def onnx_cache_dir() -> Path:
 def derived_bytes(model_sha256: str, derivation: str, derive: Callable[[], bytes]) -> bytes:
     """The bytes ``derive()`` makes of the model whose file hashes to ``model_sha256``; ``derivation`` names what
     it makes and its version (change it when ``derive`` would make other bytes)."""
+    return _derived(model_sha256, derivation, derive)[1]
+
+
+def derived_file(model_sha256: str, derivation: str, derive: Callable[[], bytes]) -> Path | None:
+    """As :func:`derived_bytes`, for a reader that wants a file (onnxruntime loading a model by its path): the cached
+    file, checked, or None where the cache cannot be written."""
+    return _derived(model_sha256, derivation, derive)[0]
+
+
+def _derived(model_sha256: str, derivation: str, derive: Callable[[], bytes]) -> tuple[Path | None, bytes]:
     stem = f"{model_sha256[:32]}-{derivation}"  # appended to, not with_suffix: a version may hold a dot ("v1.2")
     data_path, record_path = onnx_cache_dir() / f"{stem}.bin", onnx_cache_dir() / f"{stem}.json"
     try:
         recorded = json.loads(record_path.read_text(encoding="utf-8"))["sha256"]
         data = data_path.read_bytes()
         if sha256_bytes(data) == recorded:
-            return data
+            return data_path, data
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not made yet, or damaged: made again below
     data = derive()
@@ -47,4 +57,5 @@ def derived_bytes(model_sha256: str, derivation: str, derive: Callable[[], bytes
     except OSError as error:  # a cache that cannot be written only costs the next process the derivation again
         log.warning("could not keep %s in the ONNX cache %s (%s); set %s to a writable folder", derivation,
                     onnx_cache_dir(), error, CACHE_ENV)
-    return data
+        return None, data
+    return data_path, data
