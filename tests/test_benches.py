@@ -84,15 +84,36 @@ def test_the_retry_replay_keeps_a_real_builds_rows_and_prices_fewer_attempts(rea
     assert rows["3"][6] == str(retried)  # "not recorded": the rows that would need the attempt the build never made
     assert rows["2 (as built)"][4].startswith("fixture-stories-en ")
     # the build's own policy, replayed, costs what the build metered
-    from s2sbench.pipeline.speech.audio import ClipStore
-
-    report, recorded = build.read_report(), module.recorded_rows(build)
-    policy, margin = module.as_built(report, recorded)
-    replayed = module.replay(recorded, report, policy, margin, module.Margins(tmp_path / "again.jsonl"),
-                             ClipStore(real_build.store), "task")
+    recorded = module.read_build(build, real_build.store)
+    rows_recorded = module.recorded_rows(recorded)
+    policy, margin = module.as_built(recorded, rows_recorded)
+    replayed = module.replay(rows_recorded, recorded, policy, margin, module.Margins(tmp_path / "again.jsonl"), "task")
     metered = sum(cost.synthesis.cpu_s + cost.gate.cpu_s + cost.retries.cpu_s
                   for shard in build.finished_shards() for cost in shard.read_costs())
     assert metered > 0 and replayed.cpu_s(margin_cpu_s=0.5) == pytest.approx(metered)
+
+
+def test_the_retry_replay_reads_a_build_in_progress_from_its_finished_shards(real_build, monkeypatch, tmp_path):
+    """The same build without its finished outputs (report, manifests): a build stopped after its last shard. Its
+    shards and build.json give the same table; without --store it says which store to pass."""
+    import shutil
+
+    from s2sbench.pipeline.buildfolder.builddir import BuildDir
+
+    module = _load("retry_replay.py", monkeypatch)
+    stopped = tmp_path / "stopped"
+    shutil.copytree(real_build.root, stopped)
+    build = BuildDir(stopped)
+    for finished in (build.report_path, build.verification_path):
+        finished.unlink()
+    policies = [module.Policy(1), module.Policy(2, 1)]
+    margins = tmp_path / "margins.jsonl"  # one file: the second replay reads the margins the first asked, and their CPU
+    whole = module.table(real_build.root, real_build.store, policies, 10.0, margins, "voice")
+    in_progress = module.table(stopped, real_build.store, policies, 10.0, margins, "voice")
+    assert "(in progress: its " in in_progress.splitlines()[0]
+    assert in_progress.splitlines()[1:] == whole.splitlines()[1:]
+    with pytest.raises(SystemExit, match="a build in progress: pass the clip store"):
+        module.table(stopped, None, policies, 10.0, tmp_path / "m3.jsonl", "voice")
 
 
 def test_the_retry_replay_asks_the_builds_judge_each_margin_once(real_build, monkeypatch, tmp_path):
