@@ -98,7 +98,7 @@ class WholeSet:
         segments.mkdir(parents=True, exist_ok=True)
         record = {"segment": len(list(segments.glob("*.json"))) + 1, "started": time.time(), "rows_before": self.rows_done(),
                   "store_clips_before": count_clips(self.store), "command": command_text(self.build_arguments()),
-                  "wall_s": 0.0, "paused_s": 0.0}
+                  "wall_s": 0.0, "paused_s": 0.0, "commit": commit()}
         path = segments / f"{record['segment']:03d}.json"
         with open(self.out / "build.log", "a", encoding="utf-8") as log:
             process = subprocess.Popen(s2sbench("build", *self.build_arguments()), stdout=log, stderr=subprocess.STDOUT,
@@ -201,10 +201,12 @@ def results_section(whole: WholeSet) -> str:
     disk = {"clip store": du(whole.store), "build folder": du(whole.build_dir), "staged Hub repo": du(out / "hub"),
             "eval folder": du(out / "eval")}
     given = (" --data DATA" if whole.args.data else "") + (" --source-path SOURCE" if whole.args.source_path else "")
+    built_at = sorted({segment.get("commit", "not recorded") for segment in segments})
     lines = [
         f"Made by `python bench/whole_set.py {task.name}{given} --out OUT --workers {whole.args.workers}"
-        + (f" --limit {whole.args.limit}" if whole.args.limit else "") + f"` on {today()}, commit {commit()}, "
-        f"{machine()}. Its outputs are under OUT; this section is `OUT/section.md`.",
+        + (f" --limit {whole.args.limit}" if whole.args.limit else "") + f"` on {today()}, built at commit "
+        f"{', '.join(built_at)}, this section written at {commit()}, {machine()}. Its outputs are under OUT; this "
+        "section is `OUT/section.md`.",
         "",
         "**Plan beside actual.**",
         "",
@@ -213,11 +215,13 @@ def results_section(whole: WholeSet) -> str:
         f"| plan (`--dry-run`, {plan['tasks'][0]['costs_from']}) | {duration(plan['wall_s'])} | {duration(plan['cpu_s'])} "
         f"| {format_bytes(plan['store_bytes'])} store + {format_bytes(plan['dataset_bytes'])} dataset |",
     ]
-    for segment in segments:
+    for segment, following in zip(segments, [*segments[1:], None]):
         ended = "resumed, " if segment["segment"] > 1 else ""
-        end = "finished" if segment.get("exit") == 0 else ("stopped" if "exit" not in segment else f"exit {segment['exit']}")
+        end = "finished" if segment.get("exit") == 0 else ("killed" if "exit" not in segment else f"exit {segment['exit']}")
+        # a killed run wrote no rows_after: the next run's start is where it left off
+        after = segment.get("rows_after", following["rows_before"] if following else -1)
         lines.append(f"| run {segment['segment']} ({ended}{end}: rows {segment['rows_before']:,} -> "
-                     f"{segment.get('rows_after', '?')}) | {duration(segment['wall_s'])}"
+                     f"{after:,}) | {duration(segment['wall_s'])}"
                      + (f" (+{duration(segment['paused_s'])} paused, not counted)" if segment["paused_s"] else "")
                      + " | | |")
     lines += [f"| **actual** | **{duration(wall)}** | **{duration(cpu)}** (metered per row) | "
