@@ -7,7 +7,7 @@ processor's int8 dot-product instructions (VNNI, AMX). Each convolution becomes:
 padded with their zero point, the kernel's taps sliced and concatenated (im2col), one ``MatMulInteger`` with the
 weights stored as int8 (``w - 128`` and its zero point ``- 128``: the differences, and so the products, unchanged),
 and the result turned back to channels-first. Integer products are exact, so the model gives the same samples bit
-for bit (``tests/speech/tts/test_int8_conv.py``; ``python bench/bench_kokoro_conv.py`` times both graphs).
+for bit (``tests/speech/tts/test_int8_conv.py``; ``python bench/kokoro_graphs.py BUILD`` times both graphs).
 
 Where the processor has no int8 dot product, onnxruntime's uint8 x int8 product can saturate (``VPMADDUBSW`` adds
 two products into 16 bits), so :func:`has_int8_dot_product` keeps the graph as it is there.
@@ -16,11 +16,12 @@ two products into 16 bits), so :func:`has_int8_dot_product` keeps the graph as i
 from __future__ import annotations
 
 import platform
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-REWRITE_VERSION = "conv-as-matmul-v1"  # part of the cached graph's name: change it when the rewrite changes
+REWRITE_VERSION = "conv-as-matmul-v2"  # part of the cached graph's name: change it when the rewrite changes
 INT8_DOT_PRODUCT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
 
 
@@ -65,32 +66,28 @@ def conv_integer_as_matmul(model) -> int:
             continue
         rewritten += 1
         name = f"int8_conv/{rewritten}"
-        weights, weight_zero, x, x_zero, kernel, dilation, stride, (pad_begin, pad_end) = plan
-        if x_zero is None:
-            x_zero = constant(f"{name}/x_zero", np.array(0, np.uint8))
-        taps, channels = weights.shape[2], weights.shape[1]
+        x_zero = plan.x_zero or constant(f"{name}/x_zero", np.array(0, np.uint8))
+        outputs, channels, kernel = plan.weights.shape
         # [K*C, O], row k*C + c: tap k of input channel c, matching the concatenated slices below
-        columns = weights.transpose(2, 1, 0).reshape(taps * channels, weights.shape[0])
-        b = constant(f"{name}/weights", columns)
-        b_zero = constant(f"{name}/weights_zero", weight_zero)
-        nodes.append(helper.make_node("Squeeze", [x, first_axis], [f"{name}/x"]))
+        b = constant(f"{name}/weights", plan.weights.transpose(2, 1, 0).reshape(kernel * channels, outputs))
+        b_zero = constant(f"{name}/weights_zero", plan.weight_zero)
+        nodes.append(helper.make_node("Squeeze", [plan.x, first_axis], [f"{name}/x"]))
         nodes.append(helper.make_node("Transpose", [f"{name}/x"], [f"{name}/time_major"], perm=[1, 0]))
         source = f"{name}/time_major"
-        if pad_begin or pad_end:
-            pads = constant(f"{name}/pads", np.array([pad_begin, 0, pad_end, 0], np.int64))
+        if any(plan.pads):
+            pads = constant(f"{name}/pads", np.array([plan.pads[0], 0, plan.pads[1], 0], np.int64))
             nodes.append(helper.make_node("Pad", [source, pads, x_zero], [f"{name}/padded"], mode="constant"))
             source = f"{name}/padded"
         # tap k reads frames k*d, k*d + s, ... up to (padded length - d*(K-1)) frames on: every output frame once
         nodes.append(helper.make_node("Shape", [source], [f"{name}/length"], start=0, end=1))
-        span = constant(f"{name}/span", np.array([dilation * (kernel - 1)], np.int64))
+        span = constant(f"{name}/span", np.array([plan.dilation * (kernel - 1)], np.int64))
         nodes.append(helper.make_node("Sub", [f"{name}/length", span], [f"{name}/reach"]))
+        step = [constant(f"{name}/step", np.array([plan.stride], np.int64))] if plan.stride != 1 else []
         slices = []
         for tap in range(kernel):
-            start = constant(f"{name}/start{tap}", np.array([tap * dilation], np.int64))
+            start = constant(f"{name}/start{tap}", np.array([tap * plan.dilation], np.int64))
             nodes.append(helper.make_node("Add", [f"{name}/reach", start], [f"{name}/end{tap}"]))
-            inputs = [source, start, f"{name}/end{tap}", first_axis]
-            if stride != 1:
-                inputs.append(constant(f"{name}/step{tap}", np.array([stride], np.int64)))
+            inputs = [source, start, f"{name}/end{tap}", first_axis, *step]
             nodes.append(helper.make_node("Slice", inputs, [f"{name}/tap{tap}"]))
             slices.append(f"{name}/tap{tap}")
         nodes.append(helper.make_node("Concat", slices, [f"{name}/columns"], axis=1))
@@ -108,7 +105,21 @@ def conv_integer_as_matmul(model) -> int:
     return rewritten
 
 
-def _conv_plan(node, initializers: dict):
+@dataclass(frozen=True)
+class _Conv1d:
+    """What the rewrite needs of a ConvInteger: its int8 weights [O, C, K] and their zero point (a scalar or one per
+    output channel), its input and the input's zero point (None: 0), and its geometry."""
+
+    weights: np.ndarray
+    weight_zero: np.ndarray
+    x: str
+    x_zero: str | None
+    dilation: int
+    stride: int
+    pads: tuple[int, int]
+
+
+def _conv_plan(node, initializers: dict) -> _Conv1d | None:
     """What the rewrite needs of ``node``, or None when it is not a convolution the rewrite handles."""
     from onnx import helper, numpy_helper
 
@@ -130,14 +141,12 @@ def _conv_plan(node, initializers: dict):
         weights, zero = _shift_to_int8(weights), _shift_to_int8(zero)
     elif weights.dtype != np.int8:
         return None
-    kernel = weights.shape[2]
-    dilation = attributes.get("dilations", [1])[0]
-    stride = attributes.get("strides", [1])[0]
-    pads = attributes.get("pads", [0, 0])
-    if "kernel_shape" in attributes and list(attributes["kernel_shape"]) != [kernel]:
+    if "kernel_shape" in attributes and list(attributes["kernel_shape"]) != [weights.shape[2]]:
         return None
-    return weights, zero.reshape(-1) if zero.size > 1 else zero.reshape(()), x, x_zero or None, kernel, dilation, \
-        stride, (pads[0], pads[1])
+    pads = attributes.get("pads", [0, 0])
+    return _Conv1d(weights=weights, weight_zero=zero.reshape(-1) if zero.size > 1 else zero.reshape(()), x=x,
+                   x_zero=x_zero or None, dilation=attributes.get("dilations", [1])[0],
+                   stride=attributes.get("strides", [1])[0], pads=(pads[0], pads[1]))
 
 
 def _shift_to_int8(values: np.ndarray) -> np.ndarray:
@@ -145,7 +154,7 @@ def _shift_to_int8(values: np.ndarray) -> np.ndarray:
 
 
 def rewritten_model_bytes(model_path: Path) -> bytes:
-    """``model_path``'s graph with its convolutions rewritten, serialized (for :func:`onnx_cache.derived_bytes`)."""
+    """``model_path``'s graph with its convolutions rewritten, serialized (for :func:`onnx_cache.derived_file`)."""
     import onnx
 
     model = onnx.load(str(model_path))
