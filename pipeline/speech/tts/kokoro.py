@@ -142,6 +142,15 @@ def espeak_language(voice: Voice) -> str:
     return "en-us" if voice.language.split("-")[0].lower() == "en" else voice.language.lower()
 
 
+def kokoro_request(text: str, voice: Voice, seed: int) -> tuple[str, dict]:
+    """What kokoro-onnx's ``create`` is given to say ``text`` in ``voice`` at ``seed``: Japanese as its phonemes,
+    another language as text for espeak-ng, and the keywords (the speaker, the seed's rate)."""
+    speed = float(voice.options.get("speed", 1.0)) * retry_rate(seed)
+    if reads_japanese(voice):
+        return japanese_phonemes(text), {"voice": voice.speaker, "speed": speed, "is_phonemes": True}
+    return text, {"voice": voice.speaker, "speed": speed, "lang": espeak_language(voice)}
+
+
 def retry_rate(seed: int) -> float:
     return RETRY_RATES[abs(seed) % len(RETRY_RATES)]
 
@@ -252,12 +261,9 @@ class KokoroEngine(TTSEngine):
         if voice.speaker not in kokoro.voices:
             raise SynthesisError(f"voice '{voice.id}': speaker '{voice.speaker}' is not in the voices file "
                                  f"(known: {', '.join(kokoro.get_voices())})")
-        speed = float(voice.options.get("speed", 1.0)) * retry_rate(seed)
         try:
-            if reads_japanese(voice):
-                samples, rate = kokoro.create(japanese_phonemes(text), voice=voice.speaker, speed=speed, is_phonemes=True)
-            else:
-                samples, rate = kokoro.create(text, voice=voice.speaker, speed=speed, lang=espeak_language(voice))
+            said, options = kokoro_request(text, voice, seed)
+            samples, rate = kokoro.create(said, **options)
         except (ValueError, RuntimeError, *onnxruntime_errors()) as error:  # no phonemes, a bad speed or language
             raise SynthesisError(f"kokoro failed on voice '{voice.id}': {error}") from error
         return Waveform(samples=np.asarray(samples, dtype=np.float32).reshape(-1), sample_rate_hz=int(rate))
