@@ -3,8 +3,8 @@ below its own transcript, against the same clips scored with a reference the voi
 
     python bench/reference_margin.py BUILD [--store STORE] [--limit N] [--write-docs]
 
-A build in progress (or stopped) is read from its finished shards, with its tasks' gates from the task registry and
-the clip store given by ``--store``.
+A build in progress (or stopped) is read from its finished shards, with its tasks' gates as the build recorded them
+when it started and the clip store given by ``--store`` (``retry_replay.read_build``).
 
 For every attempt in the build's audit whose transcript was scored, the judge (the build's gate ASR, made to read a
 text: ``ASREngine.score_texts``) gives log P(reference) - log P(transcript) in nats. The control is the same clip
@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from readme import show  # noqa: E402
 
+from retry_replay import read_build  # noqa: E402
+
 from s2sbench.pipeline.gate.asr import get_asr  # noqa: E402
-from s2sbench.pipeline.speech.audio import ClipStore  # noqa: E402
 from s2sbench.pipeline.buildfolder.builddir import BuildDir  # noqa: E402
-from s2sbench.pipeline.catalog.tasks import load_task  # noqa: E402
 from s2sbench.pipeline.gate.verify import written_form  # noqa: E402
 from s2sbench.pipeline.text.languages import base_language, is_unspaced  # noqa: E402
 
@@ -62,20 +62,10 @@ def margin_texts(check, item) -> tuple[str, str]:
     return check.reference, check.hypothesis
 
 
-def audit(build: BuildDir, store: Path | None):
-    """The build's attempts, its report (None for a build in progress: its finished shards) and its clip store."""
-    if build.verification_path.is_file():
-        report = build.read_report()
-        return build.read_verification(), report, ClipStore(store if store is not None else Path(report.clip_store))
-    if store is None:
-        raise SystemExit(f"{build.root}: a build in progress: pass the clip store it uses (--store)")
-    return [check for shard in build.finished_shards() for check in shard.read_checks()], None, ClipStore(store)
-
-
 def measure(build_dir: Path, store: Path | None, limit: int | None, seed: int = 0) -> tuple[str, list[tuple[float, float, bool, str]]]:
     build = BuildDir(build_dir)
-    audited, report, clip_store = audit(build, store)
-    checks = [check for check in audited if check.error_rate is not None and check.clip_key][:limit]
+    recorded = read_build(build, store)
+    checks = [check for check in recorded.checks if check.error_rate is not None and check.clip_key][:limit]
     items = build.read_all_items()
     references = sorted({margin_texts(check, items[check.item_id])[0] for check in checks})
     rng = random.Random(seed)
@@ -84,14 +74,14 @@ def measure(build_dir: Path, store: Path | None, limit: int | None, seed: int = 
     for check in checks:
         item = items[check.item_id]
         if check.asr_model not in asr_cache:
-            gate = (report.task_config(item.task) if report else load_task(item.task)).gate
+            gate = recorded.task_config(item.task).gate
             asr_cache[check.asr_model] = get_asr(gate.asr.engine, gate.asr.model, **gate.asr.options)
         asr = asr_cache[check.asr_model]
         language = item.language
-        entry = clip_store.lookup(check.clip_key)
+        entry = recorded.store.lookup(check.clip_key)
         if entry is None:
             continue
-        audio = clip_store.load(entry.path)
+        audio = recorded.store.load(entry.path)
         reference, transcript = margin_texts(check, item)
         control = changed(reference, references, is_unspaced(base_language(language)), rng)
         scores = asr.score_texts(audio, [reference, transcript, control], language)
