@@ -219,9 +219,9 @@ def results_section(whole: WholeSet) -> str:
         ended = "resumed, " if segment["segment"] > 1 else ""
         end = "finished" if segment.get("exit") == 0 else ("killed" if "exit" not in segment else f"exit {segment['exit']}")
         # a killed run wrote no rows_after: the next run's start is where it left off
-        after = segment.get("rows_after", following["rows_before"] if following else -1)
+        after = segment.get("rows_after", following["rows_before"] if following else None)
         lines.append(f"| run {segment['segment']} ({ended}{end}: rows {segment['rows_before']:,} -> "
-                     f"{after:,}) | {duration(segment['wall_s'])}"
+                     f"{'?' if after is None else f'{after:,}'}) | {duration(segment['wall_s'])}"
                      + (f" (+{duration(segment['paused_s'])} paused, not counted)" if segment["paused_s"] else "")
                      + " | | |")
     lines += [f"| **actual** | **{duration(wall)}** | **{duration(cpu)}** (metered per row) | "

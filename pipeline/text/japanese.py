@@ -83,19 +83,20 @@ def spoken_japanese(text: str) -> str:
         nodes = _openjtalk().run_frontend(text, **FRONTEND_OPTIONS)
     for node in nodes:
         surface, reading = node["string"], _pron(node)
-        if _unknown_english_word(node):
-            reading = english_katakana(unicodedata.normalize("NFKC", surface))
+        if english := _unknown_english_word(node):
+            reading = english_katakana(english)
         # a letter (Ｂ ビー) or a sign OpenJTalk reads (％) becomes its reading; punctuation, read as a pause, stays
         words.append(surface if _written_in_japanese(surface) or not _KATAKANA.fullmatch(reading) else reading)
     return unicodedata.normalize("NFKC", "".join(words))
 
 
-def _unknown_english_word(node: dict) -> bool:
-    """A word in Latin letters, not all capitals, that OpenJTalk's dictionary does not know: it tags it a filler and
-    spells it letter by letter (``country`` シーオーユーエヌティーアールワイ). An acronym (``DNA``) is spelt so in
-    Japanese too, and a word it knows (``iPhone`` in a sentence) has its own reading."""
+def _unknown_english_word(node: dict) -> str | None:
+    """The node's word if it is in Latin letters, not all capitals, and OpenJTalk's dictionary does not know it: it
+    tags such a word a filler and spells it letter by letter (``country`` シーオーユーエヌティーアールワイ). An
+    acronym (``DNA``) is spelt so in Japanese too, and a word it knows (``house``) has its own reading."""
     word = unicodedata.normalize("NFKC", node["string"])
-    return node["pos"] == "フィラー" and _ENGLISH_WORD.fullmatch(word) is not None and not word.isupper()
+    unknown = node["pos"] == "フィラー" and _ENGLISH_WORD.fullmatch(word) is not None and not word.isupper()
+    return word if unknown else None
 
 
 @functools.cache

@@ -17,7 +17,7 @@ from s2sbench.pipeline.text.normalize import normalize_for_tts
     # English words OpenJTalk does not know, which it would spell letter by letter, as a Japanese speaker says them
     ("この country の airport へ", "このカントリーのエアポートへ"),
     ("neiborの家でmusical instrumentを弾く", "ネイバーの家でミュージカルインストルメントを弾く"),
-    ("DNAとiPhone", "ディーエヌエイとアイフォン"),  # an acronym spelt, a known word read
+    ("DNAとiPhone", "ディーエヌエイとアイフォン"),  # an acronym spelt; iPhone, unknown in this sentence, read by e2k
 ])
 def test_the_spoken_text_writes_out_what_is_not_kanji_or_kana(text, spoken):
     assert spoken_japanese(text) == spoken
